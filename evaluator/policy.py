@@ -1,0 +1,127 @@
+"""Every policy value of github-codex-pr-loop, in one place.
+
+The seed calls these "policy": a reviewer finds the schedule, the timeout, the
+round limit, the trusted bot, the templates and the input limits here and
+nowhere else. Changing one is a change of policy and of the evaluator digest
+that every wakeup pins.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+# Document versions.
+MANIFEST_VERSION = 1
+POLICY_SCHEMA_VERSION = 1
+
+# GitHub.
+HOST = "github.com"
+TRUSTED_CODEX_BOT_ID = 199175422  # chatgpt-codex-connector[bot]; trusted by numeric id only
+TRUSTED_CODEX_BOT_TYPE = "Bot"
+RESPONSE_SOURCES = ("issue-comment", "review", "review-comment")
+
+# Automation schedule: the heartbeat every wakeup runs on.
+HEARTBEAT_RRULE = "FREQ=MINUTELY;INTERVAL=2"
+
+# How long one review request may stay unanswered. Reviews usually land within
+# 1-10 minutes; 30 minutes is where other loops give up. A timeout is never a
+# clean signal.
+REQUEST_TIMEOUT = timedelta(minutes=30)
+
+# A request that timed out is not posted again. The canonical marker carries
+# only run and round, so a second post of the same round would make the
+# request checkpoint ambiguous; a new round would count a fix that never
+# happened. The loop stops and the user decides.
+REPOST_TIMED_OUT_REQUEST = False
+
+# Rounds of remediation before the loop stops. Loops that never converge are
+# the most common failure seen (18-27 rounds); five fixes without a clean
+# review means a person should look.
+MAX_FIX_ROUNDS = 5
+
+# A claim older than this without its plan's effects observed is abandoned:
+# the loop stops instead of waiting forever or executing the plan again.
+CLAIM_TIMEOUT = timedelta(minutes=20)
+
+# Strict JSON input limits (an oversized input is a clean rejection).
+MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 32
+MAX_SAFE_INTEGER = 2**53 - 1
+
+# Modes.
+WRITE_MODES = ("autonomous", "approval-gated")
+MODES = WRITE_MODES + ("report-only",)
+
+# Execution boundary forms.
+ISOLATED = "no-network-minimal-env-checkout-only"
+EXPLICIT_RISK = "explicit-risk-acceptance"
+ISOLATED_PROFILE = "sanitized-gh-https-v1"
+EXPLICIT_RISK_PROFILE = "explicit-risk-acceptance-v1"
+CREDENTIAL_STRATEGY = "gh-cli-https"
+GIT_PROTECTIONS = (
+    "external_diff_disabled",
+    "fsmonitor_disabled",
+    "hooks_disabled",
+    "protect_hfs_enabled",
+    "protect_ntfs_enabled",
+    "protocol_restricted",
+    "signing_disabled",
+    "textconv_disabled",
+)
+# Guarantees a risk acceptance record may name as unavailable.
+RISK_GUARANTEES = ("network-isolation", "minimal-environment", "checkout-only-filesystem") + tuple(
+    name.replace("_", "-") for name in GIT_PROTECTIONS
+) + ("no-active-clean-filters",)
+
+# Fixed operation vocabularies.
+INITIAL_OPERATIONS = (
+    "fetch-base",
+    "create-branch",
+    "run-validation",
+    "stage-files",
+    "commit",
+    "push",
+    "create-pr",
+    "reuse-pr",
+    "request-codex-review",
+    "bootstrap-automation",
+)
+REMEDIATION_OPERATIONS = (
+    "edit-files",
+    "run-validation",
+    "commit",
+    "push",
+    "reply-to-codex-threads",
+    "request-codex-review",
+    "update-automation",
+)
+FINALIZATION_OPERATIONS = ("mark-draft-ready", "resolve-codex-threads", "delete-owned-automation")
+
+# Templates.
+FINAL_HEAD_PLACEHOLDER = "{{FINAL_HEAD_SHA}}"
+AUTOMATION_KEY_PLACEHOLDER = "{{AUTOMATION_KEY}}"
+CHECKPOINT_PLACEHOLDER = "{{BOOTSTRAP_CHECKPOINT_JSON}}"
+
+AUTOMATION_PROMPT_TEMPLATE_V1 = "\n".join(
+    (
+        "Continue $github-codex-pr-loop from the exact checkpoint below. Re-fetch all external state and follow only the installed evaluator's emitted action.",
+        "Loop key: " + AUTOMATION_KEY_PLACEHOLDER,
+        "Bootstrap checkpoint JSON: " + CHECKPOINT_PLACEHOLDER,
+    )
+)
+
+
+def request_marker(run_id: str, round_number: int) -> str:
+    """The canonical review-request marker (the sha stays a placeholder in templates)."""
+    return f"<!-- github-codex-pr-loop-request run={run_id} round={round_number} sha={FINAL_HEAD_PLACEHOLDER} -->"
+
+
+def default_review_template(run_id: str, round_number: int) -> str:
+    # `@codex review` is Codex's documented review trigger; other @codex text may
+    # start a code-changing task instead.
+    return f"@codex review\n{request_marker(run_id, round_number)}"
+
+
+def automation_key(host: str, repository: str, pr_number: int, run_id: str) -> str:
+    """The canonical loop key: names the one automation this run owns."""
+    return f"github-codex-pr-loop:{host}/{repository}#{pr_number}@{run_id}"
