@@ -1,0 +1,1 @@
+"""The pure core of github-codex-pr-loop: no I/O, no subprocess, no network."""

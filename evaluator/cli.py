@@ -1,0 +1,120 @@
+"""Command line: parse arguments, call the core, print one result, exit 0/1/2.
+
+    evaluate_state.py --initial PATH [--approved-hash HEX] [--risk-acceptance PATH]
+    evaluate_state.py --prompt  PATH
+    evaluate_state.py --state   PATH [--approved-hash HEX] [--now TS] [--risk-acceptance PATH]
+
+Standard output is exactly one JSON line (or, with ``--format text``, a report
+for people). 0: accepted. 1: rejected. 2: usage or I/O error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Any, Callable
+
+from .errors import Rejected, Violation, sorted_violations
+
+EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse would print and exit itself
+        raise UsageError(message)
+
+
+def _parser() -> _Parser:
+    parser = _Parser(prog="evaluate_state.py", add_help=False, description="Validate a github-codex-pr-loop document.")
+    checks = parser.add_mutually_exclusive_group(required=True)
+    checks.add_argument("--initial", metavar="PATH", help="initial document (snapshot, manifest, plan hash)")
+    checks.add_argument("--prompt", metavar="PATH", help="bootstrap prompt document")
+    checks.add_argument("--state", metavar="PATH", help="recurring wakeup state")
+    parser.add_argument("--approved-hash", metavar="HEX", help="the plan hash the user approved")
+    parser.add_argument("--now", metavar="TS", help="evaluation instant (ISO-8601 with offset) for --state")
+    parser.add_argument("--risk-acceptance", metavar="PATH", help="canonical risk acceptance record to verify")
+    parser.add_argument("--format", choices=("json", "text"), default="json")
+    return parser
+
+
+def _read(path: str) -> bytes:
+    try:
+        if path == "-":
+            return sys.stdin.buffer.read()
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise UsageError(f"cannot read {path!r}: {error.strerror}") from None
+
+
+def _check_name(args: argparse.Namespace) -> str:
+    return "initial" if args.initial is not None else "prompt" if args.prompt is not None else "state"
+
+
+def _validate_usage(args: argparse.Namespace, check: str) -> None:
+    if args.approved_hash is not None:
+        if check == "prompt":
+            raise UsageError("--approved-hash applies to --initial and --state")
+        if not _HEX64.fullmatch(args.approved_hash):
+            raise UsageError("--approved-hash must be 64 lowercase hex digits")
+    if args.now is not None and check != "state":
+        raise UsageError("--now applies to --state only")
+    if args.risk_acceptance is not None and check == "prompt":
+        raise UsageError("--risk-acceptance applies to --initial and --state")
+
+
+def _run(args: argparse.Namespace, check: str) -> dict[str, Any]:
+    from .canonical import parse_document
+
+    document = parse_document(_read(getattr(args, check)))
+    risk_record = parse_document(_read(args.risk_acceptance)) if args.risk_acceptance else None
+    runner: Callable[..., dict[str, Any]]
+    if check == "initial":
+        from .checks import run_initial as runner
+    elif check == "prompt":
+        from .checks import run_prompt as runner
+    else:
+        from .checks import run_state as runner
+    return runner(document, approved_hash=args.approved_hash, now=args.now, risk_record=risk_record)
+
+
+def _emit(result: dict[str, Any], output_format: str) -> None:
+    if output_format == "text":
+        from .report import text_report
+
+        sys.stdout.write(text_report(result))
+    else:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def _failure(check: str, violations: list[Violation]) -> dict[str, Any]:
+    return {"ok": False, "check": check, "errors": [v.as_dict() for v in sorted_violations(violations)]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, check, output_format = None, "unknown", "json"
+    if argv is None:
+        argv = sys.argv[1:]
+    if "--format" in argv and argv.index("--format") + 1 < len(argv) and argv[argv.index("--format") + 1] == "text":
+        output_format = "text"
+    try:
+        args = _parser().parse_args(argv)
+        check = _check_name(args)
+        _validate_usage(args, check)
+        result = _run(args, check)
+        status = EXIT_ACCEPTED if result["ok"] else EXIT_REJECTED
+    except UsageError as error:
+        result, status = _failure(check, [Violation("usage-error", "", str(error))]), EXIT_USAGE
+    except Rejected as error:
+        result, status = _failure(check, error.violations), EXIT_REJECTED
+    except Exception as error:  # never a traceback: a bug here must still fail closed
+        result, status = _failure(check, [Violation("internal-error", "", f"evaluator error ({type(error).__name__}); no write is permitted")]), EXIT_USAGE
+    _emit(result, output_format)
+    return status

@@ -1,0 +1,1 @@
+"""Exact-key, strict-type pydantic models, one module per document family."""

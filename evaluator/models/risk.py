@@ -1,0 +1,32 @@
+"""The canonical risk acceptance record that ``risk_acceptance_sha256`` binds.
+
+The seed names "the canonical acceptance record" without defining it; this is
+its definition (references/git-execution-boundary.md explains each field).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .common import Digest, PositiveInt, RunId, Strict, Timestamp
+from .plan import Command, GitBoundary
+
+
+class AcceptedBoundary(Strict):
+    """The execution boundary the user accepted, without the digest that binds this record."""
+
+    filesystem_read_scope_sha256: Digest
+    filesystem_write_scope_sha256: Digest
+    git: GitBoundary
+    isolation: Literal["explicit-risk-acceptance"]
+
+
+class RiskAcceptance(Strict):
+    accepted_at: Timestamp
+    accepted_by_user_id: PositiveInt
+    commands: list[Command]
+    execution_boundary: AcceptedBoundary
+    kind: Literal["explicit-risk-acceptance"]
+    run_id: RunId
+    unavailable_guarantees: list[str]
+    version: Literal[1]

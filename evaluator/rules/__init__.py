@@ -1,0 +1,1 @@
+"""Cross-field rules, one module per document, each returning violations."""
