@@ -99,7 +99,7 @@ def _check_tree(value: Any) -> None:
 def parse_document(raw: bytes) -> dict[str, Any]:
     """Parse one strict JSON object, or raise ``Rejected`` with exactly one violation."""
     if len(raw) > policy.MAX_DOCUMENT_BYTES:
-        raise Rejected([Violation("json-too-large", "", f"document is {len(raw)} bytes; the limit is {policy.MAX_DOCUMENT_BYTES}")])
+        raise Rejected([Violation("json-too-large", "", f"document exceeds the limit of {policy.MAX_DOCUMENT_BYTES} bytes")])
     if raw.startswith(_BOM):
         raise Rejected([Violation("json-bom", "", "document starts with a UTF-8 byte order mark")])
     try:

@@ -45,11 +45,15 @@ def _parser() -> _Parser:
 
 
 def _read(path: str) -> bytes:
+    # Read one byte past the limit so an oversized input is rejected without
+    # ever holding more than the limit in memory.
+    from .policy import MAX_DOCUMENT_BYTES
+
     try:
         if path == "-":
-            return sys.stdin.buffer.read()
+            return sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
         with open(path, "rb") as handle:
-            return handle.read()
+            return handle.read(MAX_DOCUMENT_BYTES + 1)
     except OSError as error:
         raise UsageError(f"cannot read {path!r}: {error.strerror}") from None
 

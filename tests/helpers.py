@@ -1,0 +1,35 @@
+"""Shared test helpers: fixture loading and running the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+SCRIPT = ROOT / "scripts" / "evaluate_state.py"
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def valid_fixtures(suite: str) -> list[Path]:
+    return sorted((FIXTURES / suite / "valid").glob("*.json"))
+
+
+def invalid_fixtures(suite: str) -> list[tuple[Path, list[str]]]:
+    folder = FIXTURES / suite / "invalid"
+    expected = load(folder / "expected.json")
+    return [(folder / f"{name}.json", codes) for name, codes in sorted(expected.items())]
+
+
+def run_cli(*args: str, stdin: bytes | None = None, timeout: float = 30) -> tuple[int, dict, str]:
+    """Run scripts/evaluate_state.py; return (exit status, the one JSON object, stderr)."""
+    completed = subprocess.run([sys.executable, str(SCRIPT), *args], input=stdin, capture_output=True, timeout=timeout)
+    lines = completed.stdout.decode("utf-8").splitlines()
+    assert len(lines) == 1, f"expected exactly one output line, got {completed.stdout!r}"
+    assert "Traceback" not in completed.stderr.decode("utf-8", "replace")
+    return completed.returncode, json.loads(lines[0]), completed.stderr.decode("utf-8", "replace")

@@ -1,0 +1,120 @@
+"""The CLI contract of DESIGN section 3, run as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.helpers import FIXTURES, load, run_cli
+
+MAXIMAL = FIXTURES / "initial" / "valid" / "new-pr-branch-validate-commit-push.json"
+
+RAW_CASES = {
+    "invalid-utf8": (b'{"a": "\xc3\x28"}', "json-invalid-utf8"),
+    "bom": (b"\xef\xbb\xbf" + MAXIMAL.read_bytes(), "json-bom"),
+    "duplicate-key-deep": (b'{"initial_snapshot": {"x": {"y": 1, "y": 1}}}', "json-duplicate-key"),
+    "nan": (b'{"initial_plan_hash": NaN}', "json-non-finite-number"),
+    "infinity": (b'{"initial_plan_hash": Infinity}', "json-non-finite-number"),
+    "fraction": (b'{"initial_plan_hash": 0.5}', "json-fractional-number"),
+    "exponent": (b'{"initial_plan_hash": 1E2}', "json-fractional-number"),
+    "integer-too-large": (b'{"initial_plan_hash": 9007199254740992}', "json-integer-out-of-range"),
+    "integer-too-small": (b'{"initial_plan_hash": -9007199254740992}', "json-integer-out-of-range"),
+    "lone-surrogate": (b'{"initial_plan_hash": "\\udc00"}', "json-lone-surrogate"),
+    "array-top": (b"[1, 2]", "json-not-object"),
+    "scalar-top": (b"true", "json-not-object"),
+    "empty": (b"", "json-empty"),
+    "deep-nesting": (b"[" * 100_000 + b"]" * 100_000, "json-too-deep"),
+    "deep-object-nesting": (b'{"a":' * 100_000 + b"1" + b"}" * 100_000, "json-too-deep"),
+    "syntax": (b'{"initial_plan_hash": }', "json-syntax"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RAW_CASES))
+def test_raw_bad_input_is_a_structured_rejection(name, tmp_path):
+    raw, code = RAW_CASES[name]
+    started = time.monotonic()
+    status, output, _ = run_cli("--initial", "-", stdin=raw)
+    assert time.monotonic() - started < 10  # generous: a hang would hit the subprocess timeout instead
+    assert status == 1
+    assert output == {"ok": False, "check": "initial", "errors": [output["errors"][0]]}
+    assert output["errors"][0]["code"] == code
+    assert output["errors"][0]["path"] == "" or output["errors"][0]["path"].startswith("/")
+
+
+def test_fifty_megabyte_file_is_rejected_cleanly(tmp_path):
+    big = tmp_path / "big.json"
+    with big.open("wb") as handle:
+        handle.write(b'{"a": "')
+        handle.write(b"x" * (50 * 1024 * 1024))
+        handle.write(b'"}')
+    status, output, _ = run_cli("--initial", str(big))
+    assert status == 1
+    assert [e["code"] for e in output["errors"]] == ["json-too-large"]
+
+
+def test_accepted_output_shape():
+    status, output, _ = run_cli("--initial", str(MAXIMAL))
+    document = load(MAXIMAL)
+    assert status == 0
+    assert output == {
+        "ok": True,
+        "check": "initial",
+        "initial_plan_hash": document["initial_plan_hash"],
+        "snapshot_sha256": document["initial_manifest"]["snapshot_sha256"],
+        "mode": "approval-gated",
+        "operations": document["initial_manifest"]["operations"],
+    }
+
+
+def test_standard_input_equals_file():
+    assert run_cli("--initial", "-", stdin=MAXIMAL.read_bytes())[1] == run_cli("--initial", str(MAXIMAL))[1]
+
+
+def test_approved_hash_flag():
+    document = load(MAXIMAL)
+    assert run_cli("--initial", str(MAXIMAL), "--approved-hash", document["initial_plan_hash"])[0] == 0
+    status, output, _ = run_cli("--initial", str(MAXIMAL), "--approved-hash", "0" * 64)
+    assert status == 1 and [e["code"] for e in output["errors"]] == ["plan-hash-mismatch"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--initial", "/nonexistent/document.json"],
+        ["--unknown-flag"],
+        [],
+        ["--initial", str(MAXIMAL), "--prompt", str(MAXIMAL)],
+        ["--initial", str(MAXIMAL), "--approved-hash", "ABC"],
+        ["--initial", str(MAXIMAL), "--approved-hash", "0" * 64 + "0"],
+        ["--initial", str(MAXIMAL), "--now", "2026-11-29T10:00:00Z"],
+        ["--initial"],
+    ],
+)
+def test_usage_and_io_errors_exit_two(args):
+    status, output, _ = run_cli(*args)
+    assert status == 2
+    assert output["ok"] is False and output["errors"][0]["code"] == "usage-error"
+
+
+def test_directory_is_an_io_error(tmp_path):
+    assert run_cli("--initial", str(tmp_path))[0] == 2
+
+
+def test_text_format_for_people():
+    import subprocess
+    import sys
+
+    from tests.helpers import SCRIPT
+
+    completed = subprocess.run([sys.executable, str(SCRIPT), "--initial", str(FIXTURES / "initial" / "invalid" / "paths-not-sorted--reversed.json"), "--format", "text"], capture_output=True, text=True)
+    assert completed.returncode == 1
+    assert "paths-not-sorted" in completed.stdout and "/initial_snapshot/paths" in completed.stdout
+
+
+def test_no_secret_from_environment_reaches_output(monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secretvalue1234567890")
+    for path in (MAXIMAL, FIXTURES / "initial" / "invalid" / "invalid-path--dot-dot.json"):
+        _, output, stderr = run_cli("--initial", str(path))
+        assert "ghp_secretvalue" not in json.dumps(output) + stderr

@@ -1,0 +1,307 @@
+"""Reading the Codex automation registry and selecting a loop's own automations.
+
+Every registry is built in tmp_path. Tests run as root, so an unreadable file
+is simulated by what root cannot read either: a directory, a dangling symlink
+or a FIFO under the name automation.toml.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from evaluator import policy
+from evaluator.canonical import text_digest
+from observe.automations import (
+    RegistryError,
+    default_registry_root,
+    owned_automations,
+    read_automation,
+    read_registry,
+)
+
+RUN_ID = "0123456789abcdef0123456789abcdef"
+KEY = policy.automation_key("github.com", "octo/widgets", 12, RUN_ID)
+RECORD_KEYS = ["id", "directory", "name", "status", "rrule", "prompt_sha256", "readable", "problem"]
+
+
+def rendered_prompt(key: str = KEY) -> str:
+    return (
+        policy.AUTOMATION_PROMPT_TEMPLATE_V1.replace(policy.AUTOMATION_KEY_PLACEHOLDER, key)
+        .replace(policy.CHECKPOINT_PLACEHOLDER, '{"run_id":"' + RUN_ID + '"}')
+    )
+
+
+def toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string here
+
+
+def write_automation(root: Path, directory: str, text: str | bytes | None = None, **fields: object) -> Path:
+    folder = root / directory
+    folder.mkdir(parents=True)
+    if text is None:
+        text = "".join(f"{name} = {toml_value(value)}\n" for name, value in fields.items())
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    (folder / "automation.toml").write_bytes(data)
+    return folder
+
+
+def loop_fields(directory: str, **overrides: object) -> dict[str, object]:
+    fields: dict[str, object] = {
+        "version": 1,
+        "id": directory,
+        "name": KEY,
+        "prompt": rendered_prompt(),
+        "status": "PAUSED",
+        "rrule": policy.HEARTBEAT_RRULE,
+        "execution_environment": "local",
+        "cwds": ["/work/checkout"],
+        "created_at": 1781099457929,
+        "updated_at": 1781710706120,
+    }
+    fields.update(overrides)
+    return fields
+
+
+def read_registry_records(root: Path) -> list[dict]:
+    return [o.record for o in read_registry(root)]
+
+
+def only(records: list[dict]) -> dict:
+    assert len(records) == 1, records
+    return records[0]
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    root = tmp_path / "codex-home" / "automations"
+    root.mkdir(parents=True)
+    return root
+
+
+# -- how many are owned -------------------------------------------------------
+
+
+def test_empty_registry_owns_nothing(registry: Path) -> None:
+    assert read_registry(registry) == []
+    assert owned_automations(registry, KEY) == []
+
+
+def test_one_owned_automation_gives_the_exact_record(registry: Path) -> None:
+    write_automation(registry, "loop-stub", **loop_fields("loop-stub"))
+    record = only(owned_automations(registry, KEY))
+    assert list(record) == RECORD_KEYS
+    assert record == {
+        "id": "loop-stub",
+        "directory": "loop-stub",
+        "name": KEY,
+        "status": "PAUSED",
+        "rrule": policy.HEARTBEAT_RRULE,
+        "prompt_sha256": text_digest(rendered_prompt()),
+        "readable": True,
+        "problem": None,
+    }
+
+
+def test_two_owned_automations_by_name_and_by_prompt_sorted_by_id(registry: Path) -> None:
+    write_automation(registry, "zeta", **loop_fields("zeta"))
+    write_automation(registry, "alpha", **loop_fields("alpha", name="PR loop (renamed by hand)", status="ACTIVE"))
+    records = owned_automations(registry, KEY)
+    assert [r["id"] for r in records] == ["alpha", "zeta"]
+    assert [r["name"] for r in records] == ["PR loop (renamed by hand)", KEY]
+
+
+def test_unrelated_automations_are_not_selected(registry: Path) -> None:
+    other_run = policy.automation_key("github.com", "octo/widgets", 12, "f" * 32)
+    pr_1 = policy.automation_key("github.com", "octo/widgets", 1, RUN_ID)  # a prefix of nothing of ours
+    write_automation(registry, "daily-scan", **loop_fields("daily-scan", name="Daily scan", prompt="Scan the repo."))
+    write_automation(registry, "other-loop", **loop_fields("other-loop", name=other_run, prompt=rendered_prompt(other_run)))
+    write_automation(registry, "ours", **loop_fields("ours"))
+    assert [r["id"] for r in owned_automations(registry, KEY)] == ["ours"]
+    assert owned_automations(registry, pr_1) == []
+    assert [r["id"] for r in read_registry_records(registry)] == ["daily-scan", "other-loop", "ours"]
+
+
+# -- values recorded as they are ----------------------------------------------
+
+
+def test_paused_and_active_status_recorded_as_is(registry: Path) -> None:
+    write_automation(registry, "a-paused", **loop_fields("a-paused"))
+    write_automation(registry, "b-active", **loop_fields("b-active", status="ACTIVE"))
+    write_automation(registry, "c-odd", **loop_fields("c-odd", status="paused"))
+    assert [r["status"] for r in owned_automations(registry, KEY)] == ["PAUSED", "ACTIVE", "paused"]
+    assert all(r["problem"] is None for r in owned_automations(registry, KEY))
+
+
+def test_wrong_rrule_recorded_as_is(registry: Path) -> None:
+    write_automation(registry, "loop", **loop_fields("loop", rrule="RRULE:FREQ=MINUTELY;INTERVAL=5"))
+    record = only(owned_automations(registry, KEY))
+    assert record["rrule"] == "RRULE:FREQ=MINUTELY;INTERVAL=5"
+    assert record["problem"] is None
+
+
+def test_prompt_is_digested_never_carried(registry: Path) -> None:
+    prompt = rendered_prompt() + "\nZürich ✓"  # non-ASCII: the digest is of the exact UTF-8 bytes
+    write_automation(registry, "loop", **loop_fields("loop", prompt=prompt))
+    record = only(owned_automations(registry, KEY))
+    assert record["prompt_sha256"] == text_digest(prompt)
+    assert record["prompt_sha256"] != text_digest(rendered_prompt())
+    assert "Zürich" not in json.dumps(record, ensure_ascii=False)
+
+
+def test_desktop_app_fields_are_known(registry: Path) -> None:
+    write_automation(
+        registry, "loop",
+        **loop_fields("loop", kind="cron", model="gpt-5.4", reasoning_effort="medium"),
+    )
+    observation = only(read_registry(registry))
+    assert observation.record["problem"] is None
+    assert observation.unknown_fields == ()
+
+
+def test_toml_datetime_timestamps_are_tolerated(registry: Path) -> None:
+    text = "".join(f"{k} = {toml_value(v)}\n" for k, v in loop_fields("loop").items() if k != "created_at")
+    write_automation(registry, "loop", text + "created_at = 2026-05-01T10:00:00Z\n")
+    assert only(owned_automations(registry, KEY))["problem"] is None
+
+
+# -- problems are observations ------------------------------------------------
+
+
+def test_corrupt_toml_that_mentions_the_key_is_owned_drift(registry: Path) -> None:
+    write_automation(registry, "broken", f'name = "{KEY}"\nprompt = """unterminated\n')
+    record = only(owned_automations(registry, KEY))
+    assert record == {
+        "id": "broken", "directory": "broken", "name": None, "status": None, "rrule": None,
+        "prompt_sha256": None, "readable": False, "problem": "automation-toml-malformed",
+    }
+
+
+def test_corrupt_toml_without_the_key_is_observed_but_not_owned(registry: Path) -> None:
+    write_automation(registry, "someone-else", "name = = 'x'\n")
+    assert only(read_registry_records(registry))["problem"] == "automation-toml-malformed"
+    assert owned_automations(registry, KEY) == []
+
+
+def test_invalid_utf8_is_malformed(registry: Path) -> None:
+    write_automation(registry, "latin1", f'name = "{KEY}"\nstatus = "caf\xe9"\n'.encode("latin-1"))
+    record = only(owned_automations(registry, KEY))
+    assert (record["readable"], record["problem"]) == (False, "automation-toml-malformed")
+
+
+def test_deeply_nested_toml_is_malformed_not_a_crash(registry: Path) -> None:
+    write_automation(registry, "deep", f'name = "{KEY}"\nx = ' + "[" * 100_000 + "]" * 100_000 + "\n")
+    assert only(owned_automations(registry, KEY))["problem"] == "automation-toml-malformed"
+
+
+def test_directory_in_place_of_the_file_is_unreadable(registry: Path) -> None:
+    (registry / "loop" / "automation.toml").mkdir(parents=True)
+    record = only(read_registry_records(registry))
+    assert (record["id"], record["readable"], record["problem"]) == ("loop", False, "automation-toml-unreadable")
+    # No bytes to read, so it cannot be attributed to this loop (see the docs).
+    assert owned_automations(registry, KEY) == []
+
+
+def test_dangling_symlink_is_unreadable(registry: Path) -> None:
+    (registry / "loop").mkdir()
+    (registry / "loop" / "automation.toml").symlink_to(registry / "nowhere.toml")
+    assert only(read_registry_records(registry))["problem"] == "automation-toml-unreadable"
+
+
+def test_fifo_is_unreadable_and_does_not_hang(registry: Path) -> None:
+    (registry / "loop").mkdir()
+    os.mkfifo(registry / "loop" / "automation.toml")
+    assert only(read_registry_records(registry))["problem"] == "automation-toml-unreadable"
+
+
+def test_oversized_file_is_not_parsed(registry: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(policy, "MAX_DOCUMENT_BYTES", 128)
+    write_automation(registry, "loop", f'name = "{KEY}"\n' + "# padding\n" * 20)
+    record = only(owned_automations(registry, KEY))  # the key is within the first 128 bytes
+    assert (record["readable"], record["problem"]) == (False, "automation-toml-too-large")
+
+
+def test_id_mismatch_is_flagged_and_both_ids_kept(registry: Path) -> None:
+    write_automation(registry, "folder-id", **loop_fields("declared-id"))
+    record = only(owned_automations(registry, KEY))
+    assert (record["id"], record["directory"]) == ("declared-id", "folder-id")
+    assert record["problem"] == "automation-id-mismatch"
+    assert record["readable"] is True
+
+
+def test_wrong_type_nulls_the_field_and_falls_back_to_bytes(registry: Path) -> None:
+    write_automation(registry, "loop", **loop_fields("loop", prompt=42, status=True))
+    record = only(owned_automations(registry, KEY))  # owned by name; the prompt is unusable
+    assert record["problem"] == "automation-field-wrong-type"
+    assert (record["status"], record["prompt_sha256"], record["name"]) == (None, None, KEY)
+
+
+def test_wrong_type_outranks_id_mismatch(registry: Path) -> None:
+    write_automation(registry, "folder", **loop_fields("declared", version=True))
+    assert only(owned_automations(registry, KEY))["problem"] == "automation-field-wrong-type"
+
+
+def test_wrong_typed_name_still_owned_through_raw_bytes(registry: Path) -> None:
+    write_automation(registry, "loop", f'id = "loop"\nname = ["{KEY}"]\nprompt = 1\nstatus = "PAUSED"\nrrule = "x"\n')
+    record = only(owned_automations(registry, KEY))
+    assert (record["name"], record["problem"]) == (None, "automation-field-wrong-type")
+
+
+def test_missing_required_field(registry: Path) -> None:
+    fields = loop_fields("loop")
+    del fields["rrule"]
+    write_automation(registry, "loop", **fields)
+    record = only(owned_automations(registry, KEY))
+    assert (record["rrule"], record["problem"]) == (None, "automation-field-missing")
+
+
+def test_unknown_fields_are_tolerated_and_named(registry: Path) -> None:
+    text = "".join(f"{k} = {toml_value(v)}\n" for k, v in loop_fields("loop").items())
+    write_automation(registry, "loop", text + 'color = "red"\n[extra]\nx = 1\n')
+    observation = only(read_registry(registry))
+    assert observation.unknown_fields == ("color", "extra")
+    assert observation.record["problem"] == "automation-unknown-fields"
+    assert (observation.record["status"], observation.record["rrule"]) == ("PAUSED", policy.HEARTBEAT_RRULE)
+    assert only(owned_automations(registry, KEY))["id"] == "loop"
+
+
+# -- the registry itself ------------------------------------------------------
+
+
+def test_folders_without_a_file_and_stray_files_are_skipped(registry: Path) -> None:
+    (registry / "empty-dir").mkdir()
+    (registry / ".DS_Store").write_bytes(b"\0")
+    write_automation(registry, "loop", **loop_fields("loop"))
+    assert [r["id"] for r in read_registry_records(registry)] == ["loop"]
+    assert read_automation(registry / "empty-dir") is None
+
+
+def test_missing_registry_is_an_error_not_zero_automations(tmp_path: Path) -> None:
+    with pytest.raises(RegistryError, match="cannot list"):
+        owned_automations(tmp_path / "absent", KEY)
+
+
+@pytest.mark.parametrize(
+    "bad_key",
+    ["", "github-codex-pr-loop", f"github-codex-pr-loop:github.com/octo/widgets#12@{RUN_ID[:-1]}", KEY.upper(), KEY + "\n"],
+)
+def test_a_key_that_is_not_canonical_is_refused(registry: Path, bad_key: str) -> None:
+    write_automation(registry, "loop", **loop_fields("loop"))
+    with pytest.raises(ValueError, match="not a canonical loop key"):
+        owned_automations(registry, bad_key)
+
+
+def test_default_registry_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert default_registry_root({"CODEX_HOME": str(tmp_path)}) == tmp_path / "automations"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_registry_root({}) == tmp_path / "home" / ".codex" / "automations"
+    assert default_registry_root({"CODEX_HOME": ""}) == tmp_path / "home" / ".codex" / "automations"

@@ -1,0 +1,224 @@
+"""The directory digest rule (seed 001) and the installed evaluator's digest.
+
+Expected values are computed here with hashlib over hand-built bytes, never by
+calling the code under test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from pathlib import Path
+
+import pytest
+
+from observe.skill_digest import DigestError, directory_digest, evaluator_sha256
+
+DOC = Path(__file__).resolve().parent.parent / "references" / "automation-registry.md"
+
+# "a.txt" sorts before "a/b.txt" ("." is 0x2E, "/" is 0x2F), although a
+# directory-first walk would visit a/ first; "é" (U+00E9) sorts after ASCII.
+TREE = {
+    "a/b.txt": b"inner\n",
+    "a.txt": b"outer\n",
+    "Z.txt": b"",
+    "\u00e9t\u00e9.txt": b"summer\n",
+}
+
+
+def build(root: Path, files: dict[str, bytes]) -> Path:
+    for relative, content in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+    return root
+
+
+def independent_digest(files: dict[str, bytes]) -> str:
+    stream = b"".join(
+        relative.encode("utf-8") + b"\x00" + hashlib.sha256(files[relative]).digest()
+        for relative in sorted(files, key=lambda p: p.encode("utf-8"))
+    )
+    return hashlib.sha256(stream).hexdigest()
+
+
+# -- the rule -----------------------------------------------------------------
+
+
+def test_known_answer_over_hand_built_bytes(tmp_path: Path) -> None:
+    root = build(tmp_path / "skill", TREE)
+    stream = (
+        b"Z.txt\x00" + hashlib.sha256(b"").digest()
+        + b"a.txt\x00" + hashlib.sha256(b"outer\n").digest()
+        + b"a/b.txt\x00" + hashlib.sha256(b"inner\n").digest()
+        + "\u00e9t\u00e9.txt".encode("utf-8") + b"\x00" + hashlib.sha256(b"summer\n").digest()
+    )
+    expected = hashlib.sha256(stream).hexdigest()
+    assert expected == independent_digest(TREE)
+    assert directory_digest(root) == expected
+    assert directory_digest(root, list(TREE)) == expected
+
+
+def test_empty_file_list_is_the_digest_of_nothing(tmp_path: Path) -> None:
+    assert directory_digest(tmp_path, []) == hashlib.sha256(b"").hexdigest()
+
+
+def test_input_order_does_not_matter(tmp_path: Path) -> None:
+    root = build(tmp_path / "skill", TREE)
+    names = sorted(TREE)
+    digests = set()
+    for seed in range(6):
+        random.Random(seed).shuffle(names)
+        digests.add(directory_digest(root, list(names)))
+    assert digests == {independent_digest(TREE)}
+
+
+def test_only_the_listed_files_are_covered(tmp_path: Path) -> None:
+    root = build(tmp_path / "skill", TREE)
+    subset = {"a.txt": TREE["a.txt"], "Z.txt": TREE["Z.txt"]}
+    assert directory_digest(root, list(subset)) == independent_digest(subset)
+    assert directory_digest(root, list(subset)) != directory_digest(root)
+
+
+def test_one_changed_byte_changes_the_digest(tmp_path: Path) -> None:
+    root = build(tmp_path / "skill", TREE)
+    before = directory_digest(root)
+    (root / "a" / "b.txt").write_bytes(b"innes\n")
+    after = directory_digest(root)
+    assert after != before
+    assert after == independent_digest({**TREE, "a/b.txt": b"innes\n"})
+
+
+def test_a_rename_changes_the_digest(tmp_path: Path) -> None:
+    root = build(tmp_path / "skill", TREE)
+    before = directory_digest(root)
+    (root / "a.txt").rename(root / "b.txt")
+    assert directory_digest(root) != before
+
+
+def test_symlink_leaving_the_root_is_refused(tmp_path: Path) -> None:
+    root = build(tmp_path / "skill", TREE)
+    (tmp_path / "outside.txt").write_bytes(b"not pinned\n")
+    (root / "escape.txt").symlink_to(tmp_path / "outside.txt")
+    with pytest.raises(DigestError, match="outside"):
+        directory_digest(root)
+    with pytest.raises(DigestError, match="outside"):
+        directory_digest(root, ["escape.txt"])
+
+
+def test_directory_symlink_is_refused_by_the_walk(tmp_path: Path) -> None:
+    root = build(tmp_path / "skill", TREE)
+    (root / "linked").symlink_to(root / "a")
+    with pytest.raises(DigestError, match="directory symlink"):
+        directory_digest(root)
+
+
+def test_symlink_inside_the_root_digests_its_target(tmp_path: Path) -> None:
+    root = build(tmp_path / "skill", TREE)
+    (root / "copy.txt").symlink_to(root / "a.txt")
+    assert directory_digest(root) == independent_digest({**TREE, "copy.txt": TREE["a.txt"]})
+
+
+@pytest.mark.parametrize("bad", ["", "./a.txt", "a//b.txt", "a/../a.txt", "../skill/a.txt", "/a.txt", "a\\b.txt", "a/"])
+def test_non_canonical_paths_are_refused(tmp_path: Path, bad: str) -> None:
+    root = build(tmp_path / "skill", TREE)
+    with pytest.raises(DigestError, match="canonical"):
+        directory_digest(root, [bad])
+
+
+def test_repeated_missing_and_non_file_entries_are_refused(tmp_path: Path) -> None:
+    root = build(tmp_path / "skill", TREE)
+    with pytest.raises(DigestError, match="more than once"):
+        directory_digest(root, ["a.txt", "a.txt"])
+    with pytest.raises(DigestError, match="cannot be resolved"):
+        directory_digest(root, ["missing.txt"])
+    with pytest.raises(DigestError, match="not a regular file"):
+        directory_digest(root, ["a"])
+
+
+# -- the installed evaluator --------------------------------------------------
+
+EVALUATOR_TREE = {
+    "evaluator/__init__.py": b"",
+    "evaluator/policy.py": b"HEARTBEAT_RRULE = 'FREQ=MINUTELY;INTERVAL=2'\n",
+    "evaluator/models/initial.py": b"class Initial: ...\n",
+    "scripts/evaluate_state.py": b"from evaluator.cli import main\nmain()\n",
+}
+NOT_PINNED = {
+    "evaluator/__pycache__/policy.cpython-311.pyc": b"\x00compiled",
+    "evaluator/__pycache__/stray.py": b"print('cache')\n",
+    "evaluator/schema.json": b"{}\n",
+    "scripts/other.py": b"print('not the entry point')\n",
+    "README.md": b"# project\n",
+}
+
+
+def test_evaluator_digest_covers_exactly_the_evaluator(tmp_path: Path) -> None:
+    root = build(tmp_path / "project", {**EVALUATOR_TREE, **NOT_PINNED})
+    assert evaluator_sha256(root) == independent_digest(EVALUATOR_TREE)
+
+
+def test_edited_evaluator_changes_its_digest_and_caches_do_not(tmp_path: Path) -> None:
+    root = build(tmp_path / "project", {**EVALUATOR_TREE, **NOT_PINNED})
+    recorded = evaluator_sha256(root)
+    (root / "evaluator" / "__pycache__" / "policy.cpython-311.pyc").write_bytes(b"\x00recompiled")
+    (root / "scripts" / "other.py").write_bytes(b"changed\n")
+    assert evaluator_sha256(root) == recorded
+    (root / "evaluator" / "policy.py").write_bytes(b"HEARTBEAT_RRULE = 'FREQ=MINUTELY;INTERVAL=3'\n")
+    assert evaluator_sha256(root) != recorded
+    (root / "evaluator" / "policy.py").write_bytes(EVALUATOR_TREE["evaluator/policy.py"])
+    (root / "evaluator" / "models" / "added.py").write_bytes(b"")
+    assert evaluator_sha256(root) != recorded
+
+
+def test_evaluator_without_its_entry_point_is_refused(tmp_path: Path) -> None:
+    tree = dict(EVALUATOR_TREE)
+    del tree["scripts/evaluate_state.py"]
+    root = build(tmp_path / "project", tree)
+    with pytest.raises(DigestError, match="scripts/evaluate_state.py"):
+        evaluator_sha256(root)
+
+
+def test_evaluator_missing_is_refused(tmp_path: Path) -> None:
+    root = build(tmp_path / "project", {"scripts/evaluate_state.py": b""})
+    with pytest.raises(DigestError, match="evaluator/ is missing"):
+        evaluator_sha256(root)
+
+
+def test_evaluator_symlink_leaving_the_project_is_refused(tmp_path: Path) -> None:
+    root = build(tmp_path / "project", EVALUATOR_TREE)
+    (tmp_path / "steer.py").write_bytes(b"ACTION = 'execute'\n")
+    (root / "evaluator" / "steer.py").symlink_to(tmp_path / "steer.py")
+    with pytest.raises(DigestError, match="outside"):
+        evaluator_sha256(root)
+
+
+def test_evaluator_entry_point_symlink_leaving_the_project_is_refused(tmp_path: Path) -> None:
+    tree = dict(EVALUATOR_TREE)
+    del tree["scripts/evaluate_state.py"]
+    root = build(tmp_path / "project", tree)
+    (tmp_path / "entry.py").write_bytes(b"")
+    (root / "scripts").mkdir()
+    (root / "scripts" / "evaluate_state.py").symlink_to(tmp_path / "entry.py")
+    with pytest.raises(DigestError, match="outside"):
+        evaluator_sha256(root)
+
+
+def test_evaluator_directory_symlink_is_refused(tmp_path: Path) -> None:
+    root = build(tmp_path / "project", EVALUATOR_TREE)
+    (tmp_path / "elsewhere").mkdir()
+    (root / "evaluator" / "plugins").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(DigestError, match="directory symlink"):
+        evaluator_sha256(root)
+
+
+def test_worked_example_in_the_reference_doc(tmp_path: Path) -> None:
+    demo = build(tmp_path / "demo", {
+        "evaluator/__init__.py": b"VERSION = 1\n",
+        "scripts/evaluate_state.py": b"from evaluator import VERSION\nprint(VERSION)\n",
+    })
+    documented = "2d80a2205bee7e4e639049063488081c958d7cfdce6461a1f193386a5e25b335"
+    assert evaluator_sha256(demo) == documented
+    text = DOC.read_text(encoding="utf-8")
+    assert f"# {documented}  -" in text
+    assert f"# {hashlib.sha256(b'VERSION = 1' + bytes([10])).hexdigest()}  evaluator/__init__.py" in text
