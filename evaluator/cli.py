@@ -68,8 +68,13 @@ def _validate_usage(args: argparse.Namespace, check: str) -> None:
             raise UsageError("--approved-hash applies to --initial and --state")
         if not _HEX64.fullmatch(args.approved_hash):
             raise UsageError("--approved-hash must be 64 lowercase hex digits")
-    if args.now is not None and check != "state":
-        raise UsageError("--now applies to --state only")
+    if args.now is not None:
+        from .models.common import _TIMESTAMP
+
+        if check != "state":
+            raise UsageError("--now applies to --state only")
+        if not _TIMESTAMP.fullmatch(args.now):
+            raise UsageError("--now must be ISO-8601 with an explicit offset")
     if args.risk_acceptance is not None and check == "prompt":
         raise UsageError("--risk-acceptance applies to --initial and --state")
 

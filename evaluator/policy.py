@@ -125,3 +125,13 @@ def default_review_template(run_id: str, round_number: int) -> str:
 def automation_key(host: str, repository: str, pr_number: int, run_id: str) -> str:
     """The canonical loop key: names the one automation this run owns."""
     return f"github-codex-pr-loop:{host}/{repository}#{pr_number}@{run_id}"
+
+
+def claim_marker(run_id: str, kind: str, plan_hash: str, request_key: str, wakeup_id: str) -> str:
+    """Posted as an issue comment before a plan executes: the externally observable claim."""
+    return f"<!-- github-codex-pr-loop-claim run={run_id} kind={kind} plan={plan_hash} request={request_key} wakeup={wakeup_id} -->"
+
+
+def reply_marker(run_id: str, round_number: int) -> str:
+    """Ends every reply to a Codex thread, so a later wakeup knows the thread was addressed."""
+    return f"<!-- github-codex-pr-loop-reply run={run_id} round={round_number} -->"

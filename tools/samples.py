@@ -179,3 +179,214 @@ def explicit_risk_initial() -> tuple[dict[str, Any], dict[str, Any]]:
     record = risk_acceptance_record(snapshot)
     boundary["risk_acceptance_sha256"] = digest(record)
     return seal_initial(snapshot, initial_manifest(snapshot)), record
+
+
+# --- recurring states --------------------------------------------------------
+
+BOT_ID = policy.TRUSTED_CODEX_BOT_ID
+AUTOMATION_ID = "github-codex-pr-loop-42"
+WAKEUP_ID = "9b8a7c6d5e4f30211203948576abcdef"
+OTHER_WAKEUP_ID = "00112233445566778899aabbccddeeff"
+REQUEST_ID = 1900000001
+EVALUATOR_SHA256 = hexdigest("evaluator")
+PROMPT_SHA256 = hexdigest("rendered-prompt")
+
+
+def automation_record(**overrides: Any) -> dict[str, Any]:
+    record = {
+        "directory": AUTOMATION_ID,
+        "id": AUTOMATION_ID,
+        "name": policy.automation_key(policy.HOST, REPOSITORY, PR_NUMBER, RUN_ID),
+        "problem": None,
+        "prompt_sha256": PROMPT_SHA256,
+        "readable": True,
+        "rrule": policy.HEARTBEAT_RRULE,
+        "status": "ACTIVE",
+    }
+    record.update(overrides)
+    return record
+
+
+def thread(label: str, body: str | None = None) -> dict[str, Any]:
+    return {
+        "body_sha256": text_digest(body or f"P1 finding {label}"),
+        "content_version_at": "2026-11-29T10:04:00Z",
+        "id": f"PRRT_kwDO{label}",
+        "position_sha256": digest({"diff_side": "RIGHT", "line": 10, "original_line": 10, "path": f"src/{label}.py", "start_line": None}),
+        "root_comment_id": f"PRRC_kwDO{label}",
+    }
+
+
+def response(source: str, identifier: int, *, clean: bool, created_at: str = "2026-11-29T10:05:00Z", commit: str | None = None, trigger: int | None = REQUEST_ID) -> dict[str, Any]:
+    return {
+        "body_sha256": text_digest(f"{source} {identifier}"),
+        "bot_id": BOT_ID,
+        "bot_type": "Bot",
+        "commit_sha": commit or sha("head-1"),
+        "content_version_at": created_at,
+        "created_at": created_at,
+        "id": str(identifier),
+        "source": source,
+        "trigger_request_comment_id": trigger,
+        "zero_findings_signal": clean,
+    }
+
+
+def gates(**overrides: str) -> dict[str, str]:
+    return {"approvals": "pass", "branch_protection": "pass", "checks": "pass", "mergeability": "pass", **overrides}
+
+
+def recurring_state(mode: str = "autonomous", **overrides: Any) -> dict[str, Any]:
+    """An active loop at round 0, waiting for Codex: the base every scenario edits."""
+    head = sha("head-1")
+    state = {
+        "version": 1,
+        "policy_schema_version": 1,
+        "mode": mode,
+        "run_id": RUN_ID,
+        "host": policy.HOST,
+        "repository": REPOSITORY,
+        "pr_number": PR_NUMBER,
+        "pr_url": f"https://github.com/{REPOSITORY}/pull/{PR_NUMBER}",
+        "remote_name": "origin",
+        "base_branch": "main",
+        "head_branch": "codex/fix-greeting",
+        "authenticated_user_id": USER_ID,
+        "evaluator_sha256": EVALUATOR_SHA256,
+        "expected_prompt_sha256": PROMPT_SHA256,
+        "owned_automation_id": AUTOMATION_ID,
+        "wakeup_id": WAKEUP_ID,
+        "observed_at": "2026-11-29T10:02:00Z",
+        "current_authenticated_user_id": USER_ID,
+        "current_evaluator_sha256": EVALUATOR_SHA256,
+        "current_remote_name": "origin",
+        "pr_repository": REPOSITORY,
+        "pr_state": "open",
+        "pr_is_draft": True,
+        "pr_same_repository": True,
+        "current_base_branch": "main",
+        "current_head_branch": "codex/fix-greeting",
+        "current_base_sha": sha("base"),
+        "current_head_sha": head,
+        "remote_head_sha": head,
+        "base_sha": sha("base"),
+        "request_comment_id": REQUEST_ID,
+        "request_head_sha": head,
+        "request_created_at": "2026-11-29T10:00:00Z",
+        "request_deadline": "2026-11-29T10:30:00Z",
+        "request_key": f"{REQUEST_ID}:{head}",
+        "fix_rounds": 0,
+        "completed_request_keys": [],
+        "marker_anomalies": [],
+        "claims": [],
+        "responses": [],
+        "plus_one_reactions": [],
+        "summary_rows": [],
+        "unavailable_replies": [],
+        "actionable_codex_threads": [],
+        "eligible_codex_threads": [],
+        "non_codex_rooted_threads": 0,
+        "gates": gates(),
+        "automations": [automation_record()],
+        "execution_boundary": None,
+        "remediation_manifest": None,
+        "remediation_plan_hash": None,
+        "finalization_manifest": None,
+        "finalization_plan_hash": None,
+        "approved_plan_hash": None,
+    }
+    state.update(copy.deepcopy(overrides))
+    return state
+
+
+def with_findings(state: dict[str, Any]) -> dict[str, Any]:
+    state = copy.deepcopy(state)
+    state["responses"] = [response("review", 2100000001, clean=False, commit=state["request_head_sha"], trigger=state["request_comment_id"], created_at=_after(state))]
+    state["actionable_codex_threads"] = [thread("aaa1"), thread("bbb2")]
+    return state
+
+
+def with_clean(state: dict[str, Any]) -> dict[str, Any]:
+    state = copy.deepcopy(state)
+    state["responses"] = [response("issue-comment", 2000000003, clean=True, commit=state["request_head_sha"], trigger=state["request_comment_id"], created_at=_after(state))]
+    return state
+
+
+def _after(state: dict[str, Any]) -> str:
+    from evaluator.models.common import parse_timestamp
+
+    instant = parse_timestamp(state["request_created_at"]) + policy.REQUEST_TIMEOUT / 6
+    return instant.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def remediation_manifest(state: dict[str, Any], *, commands: bool = True) -> dict[str, Any]:
+    round_number = state["fix_rounds"] + 1
+    template = policy.default_review_template(RUN_ID, round_number).replace("@codex review", "@codex review this fix")
+    return {
+        "actionable_threads": copy.deepcopy(state["actionable_codex_threads"]),
+        "base_branch": state["base_branch"],
+        "base_sha": state["base_sha"],
+        "commands": copy.deepcopy(DEFAULT_COMMANDS) if commands else [],
+        "current_head_sha": state["request_head_sha"],
+        "execution": execution_boundary(),
+        "head_branch": state["head_branch"],
+        "kind": "remediation",
+        "operations": ["edit-files"] + (["run-validation"] if commands else []) + ["commit", "push", "reply-to-codex-threads", "request-codex-review", "update-automation"],
+        "path_records": [path_record(p) for p in DEFAULT_PATHS],
+        "paths": list(DEFAULT_PATHS),
+        "policy_schema_version": 1,
+        "pr_number": state["pr_number"],
+        "remote_name": state["remote_name"],
+        "repository": state["repository"],
+        "request_key": state["request_key"],
+        "responses": copy.deepcopy(state["responses"]),
+        "review_request_body_template": template,
+        "review_request_body_template_sha256": text_digest(template),
+        "run_id": RUN_ID,
+        "version": 1,
+    }
+
+
+def finalization_manifest(state: dict[str, Any]) -> dict[str, Any]:
+    operations = (["mark-draft-ready"] if state["pr_is_draft"] else []) + (["resolve-codex-threads"] if state["eligible_codex_threads"] else []) + ["delete-owned-automation"]
+    return {
+        "base_branch": state["base_branch"],
+        "base_sha": state["base_sha"],
+        "current_head_sha": state["request_head_sha"],
+        "eligible_threads": copy.deepcopy(state["eligible_codex_threads"]),
+        "gates": copy.deepcopy(state["gates"]),
+        "head_branch": state["head_branch"],
+        "kind": "finalization",
+        "non_codex_rooted_threads": state["non_codex_rooted_threads"],
+        "operations": operations,
+        "policy_schema_version": 1,
+        "pr_is_draft": state["pr_is_draft"],
+        "pr_number": state["pr_number"],
+        "remote_name": state["remote_name"],
+        "repository": state["repository"],
+        "request_key": state["request_key"],
+        "responses": copy.deepcopy(state["responses"]),
+        "run_id": RUN_ID,
+        "version": 1,
+    }
+
+
+def with_plan(state: dict[str, Any], manifest: dict[str, Any]) -> dict[str, Any]:
+    state = copy.deepcopy(state)
+    kind = manifest["kind"]
+    state[f"{kind}_manifest"] = manifest
+    state[f"{kind}_plan_hash"] = digest(manifest)
+    if kind == "remediation":
+        state["execution_boundary"] = copy.deepcopy(manifest["execution"])
+    return state
+
+
+def claim(state: dict[str, Any], kind: str, plan_hash: str, *, comment_id: int = 2200000001, wakeup_id: str = WAKEUP_ID, created_at: str | None = None) -> dict[str, Any]:
+    return {
+        "comment_id": comment_id,
+        "created_at": created_at or state["observed_at"],
+        "kind": kind,
+        "plan_hash": plan_hash,
+        "request_key": state["request_key"],
+        "wakeup_id": wakeup_id,
+    }

@@ -1,0 +1,245 @@
+"""Recurring state in, exactly one action out.
+
+``observe_facts`` reduces a validated state to named facts; ``ROWS`` is the
+action table: one row per situation, first match wins, each row names its
+reason code. Nothing here reads a clock, a file or the network: ``now`` is
+given by the caller (``--now``) or taken from the state's ``observed_at``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable
+
+from . import policy
+from .models.common import parse_timestamp
+from .models.recurring import Claim, RecurringState
+
+# Actions that change something outside the evaluator (GitHub, git, registry).
+WRITE_ACTIONS = frozenset(
+    {"claim-plan", "execute-remediation", "execute-finalization", "finish-finalization", "stop-pr-closed", "request-timeout", "stop-max-rounds", "stop-reviewer-unavailable", "stop-recurring-finding"}
+)
+# Terminal stops that end the loop by deleting the owned automation.
+CLEANUP_STOPS = frozenset({"stop-pr-closed", "request-timeout", "stop-max-rounds", "stop-reviewer-unavailable", "stop-recurring-finding"})
+
+
+@dataclass(frozen=True)
+class Facts:
+    state: RecurringState
+    now: datetime
+    inconsistencies: tuple[str, ...]
+    findings: bool
+    clean: bool
+    unavailable: bool
+    review_failed: bool
+    review_running: bool
+    timed_out: bool
+    recurring_finding: bool
+    plan_kind: str | None
+    plan_hash: str | None
+    plan_approved: bool
+    claim: str  # none | ours | theirs | abandoned (the earliest claim of the plan's kind for this request)
+    remediation_in_progress: bool
+    finalization_settled: bool
+    phase_two_plan: bool
+    loop_finished: bool
+
+
+@dataclass(frozen=True)
+class Row:
+    action: str
+    reason: str
+    when: Callable[[Facts], bool]
+
+
+def _instant(text: str | None) -> datetime | None:
+    return None if text is None else parse_timestamp(text)
+
+
+def _bound_to_request(state: RecurringState, created_at: str) -> bool:
+    """A signal counts only if it came after the request and by its deadline."""
+    created = parse_timestamp(created_at)
+    return _instant(state.request_created_at) < created <= _instant(state.request_deadline)
+
+
+def _claims_for(state: RecurringState, kind: str) -> list[Claim]:
+    return [claim for claim in state.claims if claim.kind == kind and claim.request_key == state.request_key]
+
+
+def _claim_status(state: RecurringState, claims: list[Claim], plan_hash: str | None, now: datetime) -> str:
+    if not claims:
+        return "none"
+    first = claims[0]
+    if now - parse_timestamp(first.created_at) > policy.CLAIM_TIMEOUT:
+        return "abandoned"
+    if first.wakeup_id == state.wakeup_id and (plan_hash is None or first.plan_hash == plan_hash):
+        return "ours"
+    return "theirs"
+
+
+def automation_inconsistencies(state: RecurringState) -> list[str]:
+    key = policy.automation_key(state.host, state.repository, state.pr_number, state.run_id)
+    if not state.automations:
+        return ["automation-missing"]
+    if len(state.automations) > 1:
+        return ["automation-duplicate"]
+    record = state.automations[0]
+    reasons = []
+    if record.id != state.owned_automation_id or record.directory != state.owned_automation_id:
+        reasons.append("automation-id-mismatch")
+    if not record.readable or record.problem is not None:
+        return reasons + ["automation-unreadable"]
+    if record.name != key:
+        reasons.append("automation-name-mismatch")
+    if record.rrule != policy.HEARTBEAT_RRULE:
+        reasons.append("automation-schedule-mismatch")
+    if state.expected_prompt_sha256 is None:
+        reasons.append("bootstrap-automation-paused" if record.status == "PAUSED" else "automation-active-before-prompt")
+    else:
+        if record.status != "ACTIVE":
+            reasons.append("automation-not-active")
+        if record.prompt_sha256 != state.expected_prompt_sha256:
+            reasons.append("automation-prompt-mismatch")
+    return reasons
+
+
+def identity_inconsistencies(state: RecurringState, approved: str | None, cli_approved: str | None) -> list[str]:
+    checks = (
+        ("user-drift", state.current_authenticated_user_id != state.authenticated_user_id),
+        ("evaluator-digest-changed", state.current_evaluator_sha256 != state.evaluator_sha256),
+        ("remote-drift", state.current_remote_name != state.remote_name),
+        ("repository-drift", state.pr_repository != state.repository),
+        ("pr-cross-repository", not state.pr_same_repository),
+        ("base-branch-drift", state.current_base_branch != state.base_branch),
+        ("head-branch-drift", state.current_head_branch != state.head_branch),
+        ("base-tip-drift", state.current_base_sha != state.base_sha),
+        ("remote-head-drift", state.remote_head_sha != state.current_head_sha),
+        ("marker-anomaly", bool(state.marker_anomalies)),
+        ("approval-conflict", cli_approved is not None and state.approved_plan_hash is not None and cli_approved != state.approved_plan_hash),
+    )
+    return [reason for reason, failed in checks if failed]
+
+
+def observe_facts(state: RecurringState, raw: dict[str, Any], now: datetime, cli_approved: str | None, plan_drift: list[str]) -> Facts:
+    """Every fact the table needs, computed once, in one place."""
+    approved = cli_approved or state.approved_plan_hash
+    has_request = state.request_comment_id is not None
+    bound = [r for r in state.responses if has_request and r.trigger_request_comment_id == state.request_comment_id and r.commit_sha == state.request_head_sha and _bound_to_request(state, r.created_at)]
+    plus_one = [r for r in state.plus_one_reactions if has_request and _bound_to_request(state, r.created_at)]
+    rows = [row for row in state.summary_rows if has_request and row.head_sha == state.request_head_sha]
+    unavailable = any(has_request and _bound_to_request(state, reply.created_at) for reply in state.unavailable_replies)
+    findings = bool(state.actionable_codex_threads) or any(not r.zero_findings_signal for r in bound)
+    clean = not findings and (any(r.zero_findings_signal for r in bound) or bool(plus_one))
+    eligible_bodies = {thread.body_sha256 for thread in state.eligible_codex_threads}
+
+    plan_kind = "remediation" if state.remediation_manifest else "finalization" if state.finalization_manifest else None
+    plan_hash = state.remediation_plan_hash or state.finalization_plan_hash
+    claims = _claims_for(state, plan_kind or ("remediation" if findings else "finalization"))
+    claim = _claim_status(state, claims, plan_hash, now)
+    head_moved = has_request and state.current_head_sha != state.request_head_sha
+    remediation_claims = _claims_for(state, "remediation")
+    remediation_in_progress = head_moved and bool(remediation_claims) and _claim_status(state, remediation_claims, None, now) != "abandoned"
+    final_claims = _claims_for(state, "finalization")
+    finalization_settled = bool(final_claims) and not state.pr_is_draft and not state.eligible_codex_threads and now > parse_timestamp(final_claims[0].created_at) and _instant(state.observed_at) > parse_timestamp(final_claims[0].created_at)
+    manifest = state.finalization_manifest
+    phase_two = manifest is not None and not manifest.pr_is_draft and not manifest.eligible_threads and list(manifest.operations) == ["delete-owned-automation"]
+
+    inconsistencies: list[str] = []
+    loop_finished = False
+    if state.mode != "report-only":
+        loop_finished = finalization_settled and not state.automations
+        inconsistencies += identity_inconsistencies(state, approved, cli_approved)
+        if head_moved and not remediation_in_progress:
+            inconsistencies.append("claim-abandoned" if remediation_claims else "head-drift")
+        if not loop_finished:
+            inconsistencies += automation_inconsistencies(state)
+        inconsistencies += plan_drift
+        if claim == "abandoned":
+            inconsistencies.append("claim-abandoned")
+    return Facts(
+        state=state,
+        now=now,
+        inconsistencies=tuple(sorted(set(inconsistencies))),
+        findings=findings,
+        clean=clean,
+        unavailable=unavailable,
+        review_failed=any(row.status == "failed" for row in rows),
+        review_running=any(row.status == "running" for row in rows),
+        timed_out=has_request and now > _instant(state.request_deadline),
+        recurring_finding=any(thread.body_sha256 in eligible_bodies for thread in state.actionable_codex_threads),
+        plan_kind=plan_kind,
+        plan_hash=plan_hash,
+        plan_approved=plan_hash is not None and (state.mode == "autonomous" or approved == plan_hash),
+        claim=claim,
+        remediation_in_progress=remediation_in_progress,
+        finalization_settled=finalization_settled,
+        phase_two_plan=phase_two,
+        loop_finished=loop_finished,
+    )
+
+
+def _plan_is(kind: str) -> Callable[[Facts], bool]:
+    return lambda f: f.plan_kind == kind
+
+
+# The action table for autonomous and approval-gated modes. First match wins.
+ROWS: tuple[Row, ...] = (
+    Row("done", "loop-finished", lambda f: f.loop_finished and f.plan_kind is None),
+    Row("stop-pr-closed", "pr-merged", lambda f: f.state.pr_state == "merged"),
+    Row("stop-pr-closed", "pr-closed", lambda f: f.state.pr_state == "closed"),
+    Row("state-inconsistency", "inconsistent", lambda f: bool(f.inconsistencies)),
+    Row("wait", "remediation-in-progress", lambda f: f.remediation_in_progress),
+    Row("stop-reviewer-unavailable", "codex-unavailable", lambda f: f.unavailable),
+    Row("stop-reviewer-unavailable", "codex-review-failed", lambda f: f.review_failed and not (f.findings or f.clean)),
+    Row("stop-recurring-finding", "finding-recurred", lambda f: f.recurring_finding),
+    Row("stop-max-rounds", "max-fix-rounds-reached", lambda f: f.findings and f.state.fix_rounds >= policy.MAX_FIX_ROUNDS),
+    # Findings: plan, approve, claim, execute a remediation.
+    Row("state-inconsistency", "plan-kind-mismatch", lambda f: f.findings and f.plan_kind == "finalization"),
+    Row("plan-remediation", "codex-findings", lambda f: f.findings and f.plan_kind is None and f.claim in ("none", "ours")),
+    Row("wait", "plan-claimed-by-other-wakeup", lambda f: f.findings and f.claim == "theirs"),
+    Row("await-approval", "approval-required", lambda f: f.findings and not f.plan_approved),
+    Row("claim-plan", "plan-unclaimed", lambda f: f.findings and f.claim == "none"),
+    Row("execute-remediation", "plan-claimed", lambda f: f.findings and f.claim == "ours"),
+    # Clean: two-phase finalization.
+    Row("state-inconsistency", "plan-kind-mismatch", lambda f: f.clean and f.plan_kind == "remediation"),
+    Row("plan-finalization", "finalization-phase-two", lambda f: f.clean and f.finalization_settled and f.plan_kind is None),
+    Row("state-inconsistency", "finalization-plan-not-phase-two", lambda f: f.clean and f.finalization_settled and not f.phase_two_plan),
+    Row("await-approval", "approval-required", lambda f: f.clean and f.finalization_settled and not f.plan_approved),
+    Row("finish-finalization", "finalization-settled", lambda f: f.clean and f.finalization_settled),
+    Row("plan-finalization", "codex-clean", lambda f: f.clean and f.plan_kind is None and f.claim in ("none", "ours")),
+    Row("wait", "finalization-claimed-by-other-wakeup", lambda f: f.clean and f.claim == "theirs"),
+    Row("await-approval", "approval-required", lambda f: f.clean and not f.plan_approved),
+    Row("claim-plan", "plan-unclaimed", lambda f: f.clean and f.claim == "none"),
+    Row("execute-finalization", "plan-claimed", lambda f: f.clean and f.claim == "ours"),
+    # No answer yet.
+    Row("state-inconsistency", "plan-without-signal", lambda f: f.plan_kind is not None),
+    Row("request-timeout", "request-deadline-passed", lambda f: f.timed_out),
+    Row("wait", "codex-review-running", lambda f: f.review_running),
+    Row("wait", "awaiting-codex-response", lambda f: True),
+)
+
+# Report-only: a classification, never a write. First match wins.
+REPORT_ROWS: tuple[Row, ...] = (
+    Row("report", "pr-merged", lambda f: f.state.pr_state == "merged"),
+    Row("report", "pr-closed", lambda f: f.state.pr_state == "closed"),
+    Row("report", "no-request", lambda f: f.state.request_comment_id is None),
+    Row("report", "reviewer-unavailable", lambda f: f.unavailable),
+    Row("report", "findings", lambda f: f.findings),
+    Row("report", "clean", lambda f: f.clean),
+    Row("report", "review-failed", lambda f: f.review_failed),
+    Row("report", "timed-out", lambda f: f.timed_out),
+    Row("report", "review-running", lambda f: f.review_running),
+    Row("report", "awaiting-response", lambda f: True),
+)
+
+
+def decide(facts: Facts) -> tuple[str, list[str]]:
+    """The first matching row's action and its reason codes."""
+    table = REPORT_ROWS if facts.state.mode == "report-only" else ROWS
+    for row in table:
+        if row.when(facts):
+            if row.reason == "inconsistent":
+                return row.action, list(facts.inconsistencies)
+            return row.action, [row.reason]
+    raise AssertionError("the action table ends with a catch-all row")
