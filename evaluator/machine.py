@@ -42,7 +42,6 @@ class Facts:
     claim: str  # none | ours | theirs | abandoned (the earliest claim of the plan's kind for this request)
     remediation_in_progress: bool
     finalization_settled: bool
-    phase_two_plan: bool
     loop_finished: bool
 
 
@@ -130,7 +129,11 @@ def observe_facts(state: RecurringState, raw: dict[str, Any], now: datetime, cli
     rows = [row for row in state.summary_rows if has_request and row.head_sha == state.request_head_sha]
     unavailable = any(has_request and _bound_to_request(state, reply.created_at) for reply in state.unavailable_replies)
     findings = bool(state.actionable_codex_threads) or any(not r.zero_findings_signal for r in bound)
-    clean = not findings and (any(r.zero_findings_signal for r in bound) or bool(plus_one))
+    # Any one commit-bound clean form counts: a zero-findings response, a +1 on
+    # the PR after the request (bound to the head by the head-drift check), or a
+    # Completed summary row for the requested head; a finding always wins.
+    completed = any(row.status == "completed" for row in rows)
+    clean = not findings and (any(r.zero_findings_signal for r in bound) or bool(plus_one) or completed)
     eligible_bodies = {thread.body_sha256 for thread in state.eligible_codex_threads}
 
     plan_kind = "remediation" if state.remediation_manifest else "finalization" if state.finalization_manifest else None
@@ -142,8 +145,9 @@ def observe_facts(state: RecurringState, raw: dict[str, Any], now: datetime, cli
     remediation_in_progress = head_moved and bool(remediation_claims) and _claim_status(state, remediation_claims, None, now) != "abandoned"
     final_claims = _claims_for(state, "finalization")
     finalization_settled = bool(final_claims) and not state.pr_is_draft and not state.eligible_codex_threads and now > parse_timestamp(final_claims[0].created_at) and _instant(state.observed_at) > parse_timestamp(final_claims[0].created_at)
-    manifest = state.finalization_manifest
-    phase_two = manifest is not None and not manifest.pr_is_draft and not manifest.eligible_threads and list(manifest.operations) == ["delete-owned-automation"]
+    # A settled finalization means a post-mutation snapshot: not draft, nothing
+    # left to resolve. A plan bound to that snapshot (the drift rules ensure it)
+    # is therefore the phase-two plan: only delete-owned-automation.
 
     inconsistencies: list[str] = []
     loop_finished = False
@@ -174,7 +178,6 @@ def observe_facts(state: RecurringState, raw: dict[str, Any], now: datetime, cli
         claim=claim,
         remediation_in_progress=remediation_in_progress,
         finalization_settled=finalization_settled,
-        phase_two_plan=phase_two,
         loop_finished=loop_finished,
     )
 
@@ -204,7 +207,6 @@ ROWS: tuple[Row, ...] = (
     # Clean: two-phase finalization.
     Row("state-inconsistency", "plan-kind-mismatch", lambda f: f.clean and f.plan_kind == "remediation"),
     Row("plan-finalization", "finalization-phase-two", lambda f: f.clean and f.finalization_settled and f.plan_kind is None),
-    Row("state-inconsistency", "finalization-plan-not-phase-two", lambda f: f.clean and f.finalization_settled and not f.phase_two_plan),
     Row("await-approval", "approval-required", lambda f: f.clean and f.finalization_settled and not f.plan_approved),
     Row("finish-finalization", "finalization-settled", lambda f: f.clean and f.finalization_settled),
     Row("plan-finalization", "codex-clean", lambda f: f.clean and f.plan_kind is None and f.claim in ("none", "ours")),

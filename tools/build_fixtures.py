@@ -262,6 +262,67 @@ def write_suite(folder: Path, valid: dict[str, dict], invalid: list[tuple[str, l
     (folder / "invalid" / "expected.json").write_text(dump(expected), encoding="utf-8")
 
 
+def _fresh(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.json"):
+        stale.unlink()
+    return folder
+
+
+def cli_args(options: dict[str, str]) -> list[str]:
+    args = []
+    if "approved_hash" in options:
+        args += ["--approved-hash", options["approved_hash"]]
+    if "now" in options:
+        args += ["--now", options["now"]]
+    return args
+
+
+def write_state_suites() -> int:
+    from evaluator.checks import run_state
+    from tools import plan_fixtures
+    from tools.state_scenarios import scenarios
+
+    count = 0
+    folder = _fresh(FIXTURES / "state" / "scenarios")
+    expected: dict[str, dict] = {}
+    for name, state, options, action, reasons in scenarios():
+        result = run_state(state, approved_hash=options.get("approved_hash"), now=options.get("now"))
+        if not result["ok"] or (result["action"], result["reasons"]) != (action, reasons):
+            raise SystemExit(f"scenario {name}: expected {action} {reasons}, evaluator says {result}")
+        (folder / f"{name}.json").write_text(dump(state), encoding="utf-8")
+        expected[name] = {"action": action, "args": cli_args(options), "reasons": reasons}
+    (folder / "expected.json").write_text(dump(expected), encoding="utf-8")
+    count += len(expected)
+
+    for suite, cases in (("state/invalid", plan_fixtures.STATE_INVALID), ("remediation/invalid", plan_fixtures.REMEDIATION_INVALID), ("finalization/invalid", plan_fixtures.FINALIZATION_INVALID)):
+        folder, codes_by_name = _fresh(FIXTURES / suite), {}
+        for name, codes, build in cases:
+            document = build()
+            result = run_state(document, approved_hash=None, now=None)
+            observed = sorted({error["code"] for error in result.get("errors", [])})
+            if result["ok"] or observed != sorted(codes):
+                raise SystemExit(f"{suite}/{name}: expected {sorted(codes)}, evaluator says {observed or result}")
+            (folder / f"{name}.json").write_text(dump(document), encoding="utf-8")
+            codes_by_name[name] = sorted(codes)
+        (folder / "expected.json").write_text(dump(codes_by_name), encoding="utf-8")
+        count += len(codes_by_name)
+
+    for suite, cases in (("remediation/stale", plan_fixtures.REMEDIATION_STALE), ("finalization/stale", plan_fixtures.FINALIZATION_STALE)):
+        folder, paths_by_name = _fresh(FIXTURES / suite), {}
+        for name, paths, build in cases:
+            document = build()
+            result = run_state(document, approved_hash=None, now=None)
+            observed = sorted({v["path"] for v in result.get("plan_violations", [])})
+            if not result["ok"] or result["action"] != "state-inconsistency" or observed != sorted(paths):
+                raise SystemExit(f"{suite}/{name}: expected drift at {sorted(paths)}, evaluator says {observed or result}")
+            (folder / f"{name}.json").write_text(dump(document), encoding="utf-8")
+            paths_by_name[name] = {"reasons": result["reasons"], "paths": sorted(paths)}
+        (folder / "expected.json").write_text(dump(paths_by_name), encoding="utf-8")
+        count += len(paths_by_name)
+    return count
+
+
 def main() -> None:
     from evaluator.checks import run_initial
 
@@ -272,6 +333,7 @@ def main() -> None:
     _, record = samples.explicit_risk_initial()
     (FIXTURES / "initial" / "risk-acceptance-record.json").write_text(dump(record), encoding="utf-8")
     print(f"wrote {len(INVALID_INITIAL)} invalid initial fixtures")
+    print(f"wrote {write_state_suites()} recurring state fixtures")
 
 
 if __name__ == "__main__":

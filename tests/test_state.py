@@ -1,0 +1,107 @@
+"""The recurring evaluator: one fixture per action and reason, malformed states, stale plans."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evaluator.checks import run_state
+from evaluator.cli import main
+from evaluator.machine import REPORT_ROWS, ROWS, WRITE_ACTIONS
+from tests.helpers import FIXTURES, invalid_fixtures, load, run_cli
+
+SCENARIOS = FIXTURES / "state" / "scenarios"
+EXPECTED = load(SCENARIOS / "expected.json")
+
+
+def cli(capsys, *args: str) -> tuple[int, dict]:
+    status = main(list(args))
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1
+    return status, json.loads(lines[0])
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_scenario_yields_its_action(name, capsys):
+    expected = EXPECTED[name]
+    status, output = cli(capsys, "--state", str(SCENARIOS / f"{name}.json"), *expected["args"])
+    assert status == 0
+    assert output["ok"] is True and output["check"] == "state"
+    assert (output["action"], output["reasons"]) == (expected["action"], expected["reasons"])
+    assert name.split("--")[0] == expected["action"]
+
+
+def test_every_action_and_reason_has_a_scenario():
+    reasons = {row.reason for row in ROWS + REPORT_ROWS if row.reason != "inconsistent"}
+    actions = {row.action for row in ROWS + REPORT_ROWS}
+    covered_reasons = {reason for case in EXPECTED.values() for reason in case["reasons"]}
+    assert reasons <= covered_reasons, reasons - covered_reasons
+    assert actions <= {case["action"] for case in EXPECTED.values()}
+    inconsistency_reasons = {"user-drift", "evaluator-digest-changed", "remote-drift", "repository-drift", "pr-cross-repository", "base-branch-drift", "head-branch-drift", "base-tip-drift", "remote-head-drift", "marker-anomaly", "approval-conflict", "head-drift", "claim-abandoned", "automation-missing", "automation-duplicate", "automation-id-mismatch", "automation-unreadable", "automation-name-mismatch", "automation-schedule-mismatch", "bootstrap-automation-paused", "automation-active-before-prompt", "automation-not-active", "automation-prompt-mismatch", "remediation-plan-stale", "finalization-plan-stale", "plan-kind-mismatch", "plan-without-signal"}
+    assert inconsistency_reasons <= covered_reasons
+
+
+def test_actions_carry_what_the_agent_needs(capsys):
+    _, claim = cli(capsys, "--state", str(SCENARIOS / "claim-plan--remediation-autonomous.json"))
+    assert claim["claim_comment_body"].startswith("<!-- github-codex-pr-loop-claim run=")
+    assert claim["plan_hash"] in claim["claim_comment_body"]
+    _, execute = cli(capsys, "--state", str(SCENARIOS / "execute-remediation--plan-claimed.json"))
+    assert execute["operations"][0] == "edit-files" and "{{FINAL_HEAD_SHA}}" in execute["review_request_body_template"]
+    _, phase_one = cli(capsys, "--state", str(SCENARIOS / "execute-finalization--plan-claimed.json"))
+    assert phase_one["operations"] == ["mark-draft-ready", "resolve-codex-threads"]
+    _, finish = cli(capsys, "--state", str(SCENARIOS / "finish-finalization--finalization-settled.json"))
+    assert finish["operations"] == ["delete-owned-automation"] and finish["delete_automation_id"]
+    assert finish["original_plan_hash"] != finish["plan_hash"] and finish["original_request_key"] == finish["request_key"]
+    _, drift = cli(capsys, "--state", str(SCENARIOS / "state-inconsistency--user-drift.json"))
+    assert drift["write_permitted"] is False and drift["user_must_delete_automation"].startswith("github-codex-pr-loop:github.com/")
+    _, timeout = cli(capsys, "--state", str(SCENARIOS / "request-timeout--request-deadline-passed.json"), "--now", "2026-11-29T10:30:01Z")
+    assert timeout["delete_automation_id"] == "github-codex-pr-loop-42"
+
+
+def test_no_scenario_inconsistency_permits_a_write():
+    for name, expected in EXPECTED.items():
+        if expected["action"] == "state-inconsistency":
+            assert expected["action"] not in WRITE_ACTIONS
+
+
+@pytest.mark.parametrize("suite", ["state", "remediation", "finalization"])
+def test_malformed_documents_are_rejected_with_their_codes(suite):
+    cases = invalid_fixtures(suite)
+    assert cases
+    for path, codes in cases:
+        result = run_state(load(path), approved_hash=None, now=None)
+        assert result["ok"] is False, path.stem
+        assert sorted({e["code"] for e in result["errors"]}) == codes, path.stem
+        assert path.stem.split("--")[0] in codes
+
+
+def test_manifest_negative_fixture_count():
+    stale = sum(len(load(FIXTURES / kind / "stale" / "expected.json")) for kind in ("remediation", "finalization"))
+    invalid = len(invalid_fixtures("remediation")) + len(invalid_fixtures("finalization"))
+    assert stale + invalid >= 40
+
+
+@pytest.mark.parametrize("kind", ["remediation", "finalization"])
+def test_stale_plans_are_an_accepted_inconsistency(kind):
+    folder = FIXTURES / kind / "stale"
+    for name, expected in load(folder / "expected.json").items():
+        result = run_state(load(folder / f"{name}.json"), approved_hash=None, now=None)
+        assert result["ok"] is True and result["action"] == "state-inconsistency", name
+        assert result["reasons"] == expected["reasons"] == [f"{kind}-plan-stale"]
+        assert sorted({v["path"] for v in result["plan_violations"]}) == expected["paths"]
+
+
+def test_cli_state_subprocess_contract():
+    status, output, _ = run_cli("--state", str(SCENARIOS / "wait--awaiting-codex-response.json"))
+    assert status == 0 and output["action"] == "wait" and output["request_deadline"] == "2026-11-29T10:30:00Z"
+    status, output, _ = run_cli("--state", str(FIXTURES / "state" / "invalid" / "missing-key--observed-at.json"))
+    assert status == 1 and output["errors"][0] == {"code": "missing-key", "path": "/observed_at", "message": "required key 'observed_at' is missing"}
+    assert run_cli("--state", str(SCENARIOS / "wait--awaiting-codex-response.json"), "--now", "yesterday")[0] == 2
+
+
+def test_now_defaults_to_observed_at_and_flag_overrides():
+    state = load(SCENARIOS / "wait--awaiting-codex-response.json")
+    assert run_state(state, approved_hash=None, now=None)["action"] == "wait"
+    assert run_state(state, approved_hash=None, now="2026-11-29T11:30:00+01:00")["action"] == "wait"  # same instant as 10:30Z
+    assert run_state(state, approved_hash=None, now="2026-11-29T11:30:01+01:00")["action"] == "request-timeout"
