@@ -111,3 +111,20 @@ def _action_details(action: str, state: Any, facts: Any, plan_violations: list[V
 def run_state(document: dict[str, Any], *, approved_hash: str | None, now: str | None, **_: Any) -> dict[str, Any]:
     result, found = evaluate_state(document, approved_hash, now)
     return result if result is not None else _rejected("state", found)
+
+
+def run_prompt(document: dict[str, Any], **_: Any) -> dict[str, Any]:
+    from .rules.prompt import check_prompt
+
+    result, found = check_prompt(document)
+    if result is None:
+        return _rejected("prompt", found)
+    return {
+        "ok": True,
+        "check": "prompt",
+        "result": "prompt-ready",
+        "automation_key": result.automation_key,
+        "rendered_prompt": result.rendered_prompt,
+        "rendered_prompt_sha256": result.rendered_prompt_sha256,
+        "bootstrap_snapshot_sha256": result.bootstrap_snapshot_sha256,
+    }

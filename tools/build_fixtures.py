@@ -323,6 +323,18 @@ def write_state_suites() -> int:
     return count
 
 
+def write_prompt_suite() -> int:
+    from evaluator.checks import run_prompt
+    from tools import prompt_fixtures
+
+    def check(document: dict) -> dict:
+        return run_prompt(document)
+
+    cases = [(name, codes, lambda _base, build=build: build()) for name, codes, build in prompt_fixtures.INVALID_PROMPTS]
+    write_suite(FIXTURES / "prompt", prompt_fixtures.valid_prompts(), cases, check, {})
+    return len(cases)
+
+
 def main() -> None:
     from evaluator.checks import run_initial
 
@@ -334,6 +346,7 @@ def main() -> None:
     (FIXTURES / "initial" / "risk-acceptance-record.json").write_text(dump(record), encoding="utf-8")
     print(f"wrote {len(INVALID_INITIAL)} invalid initial fixtures")
     print(f"wrote {write_state_suites()} recurring state fixtures")
+    print(f"wrote {write_prompt_suite()} invalid prompt fixtures")
 
 
 if __name__ == "__main__":

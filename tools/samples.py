@@ -390,3 +390,68 @@ def claim(state: dict[str, Any], kind: str, plan_hash: str, *, comment_id: int =
         "request_key": state["request_key"],
         "wakeup_id": wakeup_id,
     }
+
+
+# --- bootstrap prompt documents --------------------------------------------------
+
+def bootstrap_state_for(initial: dict[str, Any], final_head: str) -> dict[str, Any]:
+    snapshot, manifest = initial["initial_snapshot"], initial["initial_manifest"]
+    pr_number = snapshot["existing_pr_number"] or PR_NUMBER
+    return recurring_state(
+        manifest["mode"],
+        pr_number=pr_number,
+        pr_url=f"https://github.com/{snapshot['repository']}/pull/{pr_number}",
+        current_head_sha=final_head,
+        remote_head_sha=final_head,
+        request_head_sha=final_head,
+        request_key=f"{REQUEST_ID}:{final_head}",
+        expected_prompt_sha256=None,
+        wakeup_id=None,
+        automations=[automation_record(status="PAUSED", prompt_sha256=hexdigest("inert-stub"), name=policy.automation_key(policy.HOST, snapshot["repository"], pr_number, RUN_ID))],
+    )
+
+
+def prompt_document(initial: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A prompt document whose every digest and binding holds."""
+    from evaluator.render import render_prompt, render_review_body
+
+    initial = copy.deepcopy(initial or initial_document())
+    snapshot, manifest = initial["initial_snapshot"], initial["initial_manifest"]
+    final_head = sha("head-1") if snapshot["commit_required"] else snapshot["current_head_sha"]
+    body = render_review_body(manifest["review_request_body_template"], final_head)
+    state = bootstrap_state_for(initial, final_head)
+    boot = {
+        "initial_plan_hash": initial["initial_plan_hash"],
+        "post_write_receipt": {
+            "base_sha": snapshot["base_sha"],
+            "final_head_sha": final_head,
+            "head_descends_from_initial": True,
+            "initial_head_sha": snapshot["current_head_sha"],
+            "paths": list(snapshot["paths"]),
+            "pr_head_sha": final_head,
+            "pushed_diff_sha256": snapshot["diff_sha256"],
+            "remote_head_sha": final_head,
+            "review_request_body": body,
+            "review_request_body_sha256": text_digest(body),
+            "worktree_clean": True,
+        },
+        "pr_url": state["pr_url"],
+        "request_deadline": state["request_deadline"],
+        "state": state,
+    }
+    return seal_prompt(initial, boot)
+
+
+def seal_prompt(initial: dict[str, Any], boot: dict[str, Any]) -> dict[str, Any]:
+    from evaluator.render import render_prompt
+
+    state = boot["state"]
+    key = policy.automation_key(state["host"], state["repository"], state["pr_number"], state["run_id"])
+    rendered = render_prompt(key, boot)
+    return {
+        "bootstrap_snapshot": boot,
+        "bootstrap_snapshot_sha256": digest(boot),
+        "initial_document": initial,
+        "rendered_prompt": rendered,
+        "rendered_prompt_sha256": text_digest(rendered),
+    }
