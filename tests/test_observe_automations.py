@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,20 @@ def test_two_owned_automations_by_name_and_by_prompt_sorted_by_id(registry: Path
     assert [r["name"] for r in records] == ["PR loop (renamed by hand)", KEY]
 
 
+def test_inert_stub_is_owned_by_its_name_alone(registry: Path) -> None:
+    # At bootstrap the PAUSED stub carries the key as its name before its prompt is rendered.
+    write_automation(registry, "stub", **loop_fields("stub", prompt="Inert placeholder."))
+    record = only(owned_automations(registry, KEY))
+    assert (record["id"], record["prompt_sha256"]) == ("stub", text_digest("Inert placeholder."))
+
+
+def test_a_clean_record_is_not_owned_by_a_stray_mention(registry: Path) -> None:
+    # Raw bytes decide only for records that could not be read cleanly.
+    write_automation(registry, "other", **loop_fields("other", name="Other", prompt="Other work.", cwds=[f"/tmp/{KEY}"]))
+    assert only(read_registry_records(registry))["problem"] is None
+    assert owned_automations(registry, KEY) == []
+
+
 def test_unrelated_automations_are_not_selected(registry: Path) -> None:
     other_run = policy.automation_key("github.com", "octo/widgets", 12, "f" * 32)
     pr_1 = policy.automation_key("github.com", "octo/widgets", 1, RUN_ID)  # a prefix of nothing of ours
@@ -142,10 +157,10 @@ def test_paused_and_active_status_recorded_as_is(registry: Path) -> None:
     assert all(r["problem"] is None for r in owned_automations(registry, KEY))
 
 
-def test_wrong_rrule_recorded_as_is(registry: Path) -> None:
+def test_wrong_rrule_recorded_without_only_the_property_name(registry: Path) -> None:
     write_automation(registry, "loop", **loop_fields("loop", rrule="RRULE:FREQ=MINUTELY;INTERVAL=5"))
     record = only(owned_automations(registry, KEY))
-    assert record["rrule"] == "RRULE:FREQ=MINUTELY;INTERVAL=5"
+    assert record["rrule"] == "FREQ=MINUTELY;INTERVAL=5"
     assert record["problem"] is None
 
 
@@ -220,7 +235,17 @@ def test_dangling_symlink_is_unreadable(registry: Path) -> None:
 def test_fifo_is_unreadable_and_does_not_hang(registry: Path) -> None:
     (registry / "loop").mkdir()
     os.mkfifo(registry / "loop" / "automation.toml")
-    assert only(read_registry_records(registry))["problem"] == "automation-toml-unreadable"
+
+    def hung(signum: int, frame: object) -> None:
+        raise AssertionError("reading a FIFO blocked the wakeup")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(5)
+    try:
+        assert only(read_registry_records(registry))["problem"] == "automation-toml-unreadable"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def test_oversized_file_is_not_parsed(registry: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -236,6 +261,12 @@ def test_id_mismatch_is_flagged_and_both_ids_kept(registry: Path) -> None:
     assert (record["id"], record["directory"]) == ("declared-id", "folder-id")
     assert record["problem"] == "automation-id-mismatch"
     assert record["readable"] is True
+
+
+def test_records_sort_by_declared_id_not_folder(registry: Path) -> None:
+    write_automation(registry, "a-folder", **loop_fields("zz-declared"))
+    write_automation(registry, "b-folder", **loop_fields("b-folder"))
+    assert [r["id"] for r in owned_automations(registry, KEY)] == ["b-folder", "zz-declared"]
 
 
 def test_wrong_type_nulls_the_field_and_falls_back_to_bytes(registry: Path) -> None:
@@ -305,3 +336,13 @@ def test_default_registry_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_registry_root({}) == tmp_path / "home" / ".codex" / "automations"
     assert default_registry_root({"CODEX_HOME": ""}) == tmp_path / "home" / ".codex" / "automations"
+
+
+def test_rrule_property_name_is_removed_and_nothing_else(tmp_path):
+    from observe.automations import _schedule
+
+    assert _schedule("RRULE:FREQ=MINUTELY;INTERVAL=2") == "FREQ=MINUTELY;INTERVAL=2"
+    assert _schedule("FREQ=MINUTELY;INTERVAL=2") == "FREQ=MINUTELY;INTERVAL=2"
+    assert _schedule("rrule:FREQ=MINUTELY;INTERVAL=2") == "rrule:FREQ=MINUTELY;INTERVAL=2"
+    assert _schedule("RRULE:RRULE:FREQ=MINUTELY") == "RRULE:FREQ=MINUTELY"
+    assert _schedule(None) is None

@@ -1,0 +1,217 @@
+"""Read the Codex automation registry and select the automations a loop owns.
+
+Layout: ``$CODEX_HOME/automations/<id>/automation.toml`` (``CODEX_HOME``
+defaults to ``~/.codex``). Each file becomes one exact-key record (see
+``AutomationRecord`` and references/automation-registry.md). The prompt text
+never leaves this module: a record carries its SHA-256 only.
+
+A broken file is an observation, not a crash: unreadable, malformed, mistyped
+or surprising content yields a record with a ``problem`` code, so the evaluator
+sees the drift and stops the loop instead of the collector dying on it.
+
+Ownership. A loop owns the automations whose ``name`` equals its key or whose
+prompt contains the key (the bootstrap names the stub after the key and the
+rendered prompt carries it on its ``Loop key:`` line). A record that could not
+be read cleanly is owned when its raw bytes contain the key: an automation
+that mentions this loop's key but cannot be read is this loop's drift, not
+someone else's business. Dropping it would let a corrupted copy of our own
+automation keep waking up unseen, while the evaluator, counting one clean
+automation, believed the loop was healthy. Containment is safe because the
+key ends in the run's 32-hex run id, so no other loop's key contains ours.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+import stat
+import tomllib
+from pathlib import Path
+from typing import Any, Mapping, NamedTuple, TypedDict
+
+from evaluator import policy
+from evaluator.canonical import text_digest
+
+TOML_NAME = "automation.toml"
+
+# Fields Codex writes. The brief's list plus kind, model and reasoning_effort,
+# which desktop-created automations carry; without them every real automation
+# would be reported as having unknown fields.
+_STRING_FIELDS = ("id", "name", "prompt", "status", "rrule", "kind", "model", "reasoning_effort", "execution_environment")
+_KNOWN_FIELDS = frozenset(_STRING_FIELDS + ("version", "cwds", "created_at", "updated_at"))
+# Without these a record cannot be judged as a loop automation at all.
+_REQUIRED_FIELDS = ("id", "name", "prompt", "status", "rrule")
+
+# The shape policy.automation_key produces; the ownership rule relies on the
+# fixed-length run id at the end (see the module docstring).
+_KEY_SHAPE = re.compile(r"github-codex-pr-loop:[^\s/#@]+/[^\s/#@]+/[^\s/#@]+#[1-9][0-9]*@[0-9a-f]{32}\Z")
+
+
+class RegistryError(Exception):
+    """The registry directory itself cannot be listed (never raised for one bad file)."""
+
+
+class AutomationRecord(TypedDict):
+    id: str  # the file's id field when it is a string, else the folder name
+    directory: str  # the folder name under automations/
+    name: str | None
+    status: str | None
+    rrule: str | None
+    prompt_sha256: str | None
+    readable: bool  # False when the file could not be read or parsed as TOML
+    problem: str | None
+
+
+class Observation(NamedTuple):
+    """One automation as read: the record plus what the record deliberately leaves out."""
+
+    record: AutomationRecord
+    unknown_fields: tuple[str, ...]  # sorted top-level keys this reader does not know
+    prompt: str | None  # kept in memory for ownership only; never serialized
+    raw: bytes | None  # the file's bytes (capped); None when nothing could be read
+
+
+def default_registry_root(environ: Mapping[str, str] = os.environ) -> Path:
+    """``$CODEX_HOME/automations``, with CODEX_HOME defaulting to ``~/.codex``."""
+    codex_home = environ.get("CODEX_HOME") or str(Path.home() / ".codex")
+    return Path(codex_home) / "automations"
+
+
+def read_registry(root: Path) -> list[Observation]:
+    """Every automation folder under ``root`` (the automations directory), sorted by id.
+
+    A missing or unlistable root raises ``RegistryError``: reporting it as "no
+    automations" would read like a completed deletion. A folder without an
+    automation.toml is skipped, as Codex itself skips it.
+    """
+    try:
+        with os.scandir(root) as entries:
+            folders = sorted(entry.name for entry in entries if entry.is_dir())
+    except OSError as error:
+        raise RegistryError(f"cannot list the automation registry at {root}: {error.strerror}") from error
+    observations = []
+    for folder in folders:
+        observation = read_automation(root / folder)
+        if observation is not None:
+            observations.append(observation)
+    return sorted(observations, key=lambda o: (o.record["id"], o.record["directory"]))
+
+
+def owned_automations(root: Path, automation_key: str) -> list[AutomationRecord]:
+    """The records of ``root`` that belong to the loop named by ``automation_key``, sorted by id."""
+    if not _KEY_SHAPE.match(automation_key):
+        raise ValueError(f"{automation_key!r} is not a canonical loop key (see policy.automation_key)")
+    return [o.record for o in read_registry(root) if _is_owned(o, automation_key)]
+
+
+def _is_owned(observation: Observation, automation_key: str) -> bool:
+    record = observation.record
+    if record["name"] == automation_key:
+        return True
+    if observation.prompt is not None and automation_key in observation.prompt:
+        return True
+    # Anything not read cleanly falls back to its bytes (see the module docstring).
+    return (
+        record["problem"] is not None
+        and observation.raw is not None
+        and automation_key.encode("utf-8") in observation.raw
+    )
+
+
+def read_automation(folder: Path) -> Observation | None:
+    """Observe ``folder/automation.toml``; None when no such entry exists."""
+    path = folder / TOML_NAME
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass  # something is there but cannot be examined: _read_capped reports it
+    raw, problem = _read_capped(path)
+    if problem is not None:
+        return _unparsed(folder.name, problem, raw)
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):  # tomllib recurses on nesting
+        return _unparsed(folder.name, "automation-toml-malformed", raw)
+    return _from_document(folder.name, document, raw)
+
+
+def _read_capped(path: Path) -> tuple[bytes | None, str | None]:
+    """The file's bytes, or the problem that prevented reading them."""
+    try:
+        with open(path, "rb", opener=_open_nonblocking) as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None, "automation-toml-unreadable"
+            raw = handle.read(policy.MAX_DOCUMENT_BYTES + 1)
+    except OSError:  # includes a directory under the name (IsADirectoryError)
+        return None, "automation-toml-unreadable"
+    if len(raw) > policy.MAX_DOCUMENT_BYTES:
+        return raw[: policy.MAX_DOCUMENT_BYTES], "automation-toml-too-large"
+    return raw, None
+
+
+def _open_nonblocking(path: str, flags: int) -> int:
+    # O_NONBLOCK so a FIFO planted under the name cannot hang the wakeup.
+    return os.open(path, flags | os.O_NONBLOCK)
+
+
+def _unparsed(directory: str, problem: str, raw: bytes | None) -> Observation:
+    record = AutomationRecord(
+        id=directory, directory=directory, name=None, status=None, rrule=None,
+        prompt_sha256=None, readable=False, problem=problem,
+    )
+    return Observation(record, (), None, raw)
+
+
+def _well_typed(field: str, value: Any) -> bool:
+    if field in _STRING_FIELDS:
+        return isinstance(value, str)
+    if field == "version":
+        return type(value) is int  # bool is an int subclass; true is not a version
+    if field == "cwds":
+        return isinstance(value, list) and all(isinstance(item, str) for item in value)
+    # created_at / updated_at: epoch milliseconds in the wild, a TOML datetime tolerated.
+    return type(value) is int or isinstance(value, (datetime.datetime, datetime.date))
+
+
+def _schedule(rrule: str | None) -> str | None:
+    """The rule itself: Codex writes it with or without the iCalendar ``RRULE:`` property name.
+
+    Only that one exact prefix is removed; anything else (case, spacing, a
+    DTSTART line) is recorded as written and fails the evaluator's exact match.
+    """
+    return rrule[len("RRULE:"):] if rrule is not None and rrule.startswith("RRULE:") else rrule
+
+
+def _from_document(directory: str, document: dict[str, Any], raw: bytes) -> Observation:
+    unknown = tuple(sorted(set(document) - _KNOWN_FIELDS))
+    wrong_type = {f for f in _KNOWN_FIELDS & set(document) if not _well_typed(f, document[f])}
+
+    def string(field: str) -> str | None:
+        return None if field in wrong_type else document.get(field)
+
+    declared_id, prompt = string("id"), string("prompt")
+    # One problem per record: the first that applies, most fundamental first.
+    if wrong_type:
+        problem = "automation-field-wrong-type"
+    elif any(field not in document for field in _REQUIRED_FIELDS):
+        problem = "automation-field-missing"
+    elif declared_id != directory:
+        problem = "automation-id-mismatch"
+    elif unknown:
+        problem = "automation-unknown-fields"
+    else:
+        problem = None
+    record = AutomationRecord(
+        id=declared_id if declared_id is not None else directory,
+        directory=directory,
+        name=string("name"),
+        status=string("status"),
+        rrule=_schedule(string("rrule")),
+        prompt_sha256=None if prompt is None else text_digest(prompt),
+        readable=True,
+        problem=problem,
+    )
+    return Observation(record, unknown, prompt, raw)

@@ -1,0 +1,117 @@
+"""Repository configuration and the transport URL, parsed without running anything.
+
+Why a module of its own: what ``-c`` cannot override (``url.*.insteadOf``,
+URL-specific ``http.<url>.*``, ``include``/``includeIf``, URL-named remotes,
+unnameable filter drivers) must be recognised in the config listing and
+refused before any other git command; the filter drivers found there are what
+the runner neutralizes by name. The canonical ``https://github.com/<owner>/<repo>.git``
+URL rules and ``transport_url_sha256`` belong here too: they decide which
+remote entries are acceptable. Pure functions over bytes and strings; the
+observer (observe/git.py) runs the command and feeds them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, NamedTuple
+
+from evaluator.canonical import text_digest
+
+from .git_runner import GitObservationError, _utf8
+
+_OWNER = r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}"
+_REPO = r"[a-z0-9._-]{1,100}"
+_CANONICAL_URL = re.compile(rf"https://github\.com/({_OWNER})/({_REPO})\.git")
+_REPOSITORY = re.compile(rf"({_OWNER})/({_REPO})")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9._-]+")  # remote and filter driver names we can put in argv
+
+
+# --- transport URL ---------------------------------------------------------
+
+
+def parse_github_https_url(url: str) -> str:
+    """The lowercase ``owner/repo`` of an exactly canonical ``https://github.com/<owner>/<repo>.git``.
+
+    Anything else is refused, never repaired: user info, port, query, fragment,
+    percent escapes, dot segments, a missing ``.git``, upper case, whitespace.
+    """
+    match = _CANONICAL_URL.fullmatch(url) if isinstance(url, str) else None
+    if match is None or match.group(2) in (".", ".."):
+        raise GitObservationError(
+            "git-remote-url-not-canonical",
+            "the remote URL is not exactly https://github.com/<lowercase-owner>/<lowercase-repo>.git",
+        )
+    return f"{match.group(1)}/{match.group(2)}"
+
+
+def canonical_github_url(repository: str) -> str:
+    match = _REPOSITORY.fullmatch(repository) if isinstance(repository, str) else None
+    if match is None or match.group(2) in (".", ".."):
+        raise GitObservationError("git-repository-invalid", f"repository {repository!r} is not lowercase owner/repo")
+    return f"https://github.com/{repository}.git"
+
+
+def transport_url_sha256(url: str) -> str:
+    parse_github_https_url(url)
+    return text_digest(url)
+
+
+# --- repository configuration ---------------------------------------------
+
+
+class ConfigEntry(NamedTuple):
+    scope: str
+    origin: str
+    key: str
+    value: str | None
+
+
+def parse_config_listing(raw: bytes) -> list[ConfigEntry]:
+    """Entries of ``git config --list --show-scope --show-origin -z`` (scope, origin, key[\\nvalue])."""
+    fields = _utf8(raw, "config").split("\0")
+    if fields[-1] != "" or (len(fields) - 1) % 3:
+        raise GitObservationError("git-output-unexpected", "config listing is not NUL-separated triples")
+    entries = []
+    for index in range(0, len(fields) - 1, 3):
+        key, newline, value = fields[index + 2].partition("\n")
+        entries.append(ConfigEntry(fields[index], fields[index + 1], key, value if newline else None))
+    return entries
+
+
+def refuse_uncontrollable_config(entries: Iterable[ConfigEntry]) -> None:
+    """Refuse config that ``-c`` cannot override. Messages name keys, never values (they may hold tokens)."""
+    for entry in entries:
+        section, _, rest = entry.key.partition(".")
+        subsection, _, _name = rest.rpartition(".")
+        section = section.lower()
+        where = f"{entry.key} ({entry.scope} {entry.origin})"
+        if section == "url":
+            raise GitObservationError("git-insteadof-present", f"{where}: URL rewriting applies before any -c")
+        if section in ("include", "includeif"):
+            raise GitObservationError("git-include-present", f"{where}: included config is not observed")
+        if section == "http" and subsection:
+            raise GitObservationError("git-http-url-config-present", f"{where}: a URL-specific setting beats -c")
+        if section == "http":
+            # -c could override one generic key, but http has dozens; refusing all is the honest option.
+            raise GitObservationError("git-http-config-present", f"{where}: http settings are refused, not enumerated")
+        if section == "remote" and ("/" in subsection or ":" in subsection):
+            # `git push <url>` reads remote.<url>.* as if the URL were a remote name.
+            raise GitObservationError("git-url-named-remote-present", f"{where}: a remote named like a URL")
+        if section == "filter" and not _SAFE_NAME.fullmatch(subsection):
+            raise GitObservationError("git-filter-driver-unneutralizable", f"{where}: the driver name cannot go in -c")
+
+
+def repository_entries(entries: Iterable[ConfigEntry]) -> list[ConfigEntry]:
+    """The checkout's own config: our ``-c`` overrides (scope ``command``) removed."""
+    return [entry for entry in entries if entry.scope != "command"]
+
+
+def filter_drivers(entries: Iterable[ConfigEntry]) -> dict[str, dict[str, str | None]]:
+    """Configured filter drivers and their last clean/smudge/process/required values."""
+    drivers: dict[str, dict[str, str | None]] = {}
+    for entry in entries:
+        section, _, rest = entry.key.partition(".")
+        name, _, variable = rest.rpartition(".")
+        if section.lower() == "filter" and name:
+            drivers.setdefault(name, {})[variable.lower()] = entry.value
+    return drivers

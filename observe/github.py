@@ -1,0 +1,274 @@
+"""Observe one pull request completely: the GitHub half of every wakeup.
+
+``observe_pull_request(client, repository, pr_number, run_id)`` fetches
+everything first (``fetch_snapshot``), then normalizes it in one pure step
+(``normalize_snapshot``), so a failure anywhere returns no document at all.
+The document has exactly these keys (references/github-observations.md gives
+the field-by-field normalization)::
+
+    {
+      "authenticated_user_id": int,
+      "pull_request": {"number", "url", "state": "open"|"closed"|"merged", "is_draft",
+                       "same_repository", "repository", "base_branch", "head_branch",
+                       "head_sha", "title_sha256", "body_sha256"},
+      "base_tip_sha": 40 hex,
+      "head_tip_sha": 40 hex | None,
+      "requests": [{"comment_id", "created_at", "round", "head_sha", "body_sha256"}],
+      "marker_anomalies": ["<comment id>", ...],
+      "claims": [{"comment_id", "created_at", "kind", "plan_hash", "request_key", "wakeup_id"}],
+      "responses": [{"body_sha256", "bot_id", "bot_type", "commit_sha", "content_version_at",
+                     "created_at", "id", "source", "trigger_request_comment_id",
+                     "zero_findings_signal"}],
+      "unavailable_replies": [{"id", "created_at", "kind"}],
+      "summary_rows": [{"comment_id", "status", "head_sha", "content_version_at"}],
+      "plus_one_reactions": [{"id", "created_at"}],
+      "threads": [{"thread": {"body_sha256", "content_version_at", "id", "position_sha256",
+                              "root_comment_id"},
+                   "is_resolved", "is_outdated", "root_is_codex", "addressed_round"}],
+      "gates": {"approvals", "branch_protection", "checks", "mergeability"},
+      "open_prs_sha256": 64 hex,
+    }
+
+Timestamps are GitHub's ISO-8601 strings exactly as given (checked to carry a
+time zone); comparisons between them are made as instants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from evaluator.canonical import digest, text_digest
+
+from . import github_gates
+from .github_client import GitHubClient, path_segment, split_repository
+from .github_fields import body_text, field, objects, positive_id, sha40, shape_error, timestamp
+from .github_responses import (
+    RequestIndex,
+    codex_issue_comments,
+    codex_review_comments,
+    codex_reviews,
+    loop_comments,
+    plus_one_reactions,
+)
+from .github_threads import fetch_review_threads, normalize_thread
+from .loop_markers import RUN_ID
+
+
+@dataclass(frozen=True)
+class PullRequestSnapshot:
+    """Raw GitHub answers for one PR, before normalization."""
+
+    user: Any
+    pull: Any
+    base_ref: Any
+    head_ref: Any  # None when the head branch is gone (404) or the head repository is
+    issue_comments: list[Any]
+    reviews: list[Any]
+    review_comments: list[Any]
+    reactions: list[Any]
+    check_runs: list[Any]
+    statuses: list[Any]
+    protection: tuple[str, Any]  # ("protected", body) | ("unprotected", None) | ("unknown", None)
+    open_pulls: list[Any]
+    threads: list[Any]
+
+
+# -- fetching -----------------------------------------------------------------
+
+
+def fetch_snapshot(client: GitHubClient, repository: str, pr_number: int) -> PullRequestSnapshot:
+    owner, name = split_repository(repository)
+    if repository.lower() != client.repository.lower():
+        raise ValueError(f"client is bound to {client.repository}, not {repository}")
+    if not isinstance(pr_number, int) or isinstance(pr_number, bool) or pr_number < 1:
+        raise ValueError(f"pr_number must be a positive integer, got {pr_number!r}")
+    repo_path = f"/repos/{owner}/{name}"
+    user = client.get("/user").body
+    pull = client.get(f"{repo_path}/pulls/{pr_number}").body
+    base_branch = field(field(pull, "base", dict, "pull request"), "ref", str, "pull request base")
+    head = field(pull, "head", dict, "pull request")
+    head_branch = field(head, "ref", str, "pull request head")
+    head_sha = sha40(head.get("sha"), "pull request head sha")
+    base_ref = client.get(f"{repo_path}/git/ref/heads/{path_segment(base_branch)}").body
+    head_ref = None
+    head_repo = head.get("repo")
+    if isinstance(head_repo, dict):
+        # The head branch lives in the head repository (a fork's branch is not ours).
+        head_repo_path = "/repos/" + "/".join(split_repository(field(head_repo, "full_name", str, "pull request head repo")))
+        head_ref = client.get(f"{head_repo_path}/git/ref/heads/{path_segment(head_branch)}", tolerated=(404,)).body
+    protection = _fetch_protection(client, f"{repo_path}/branches/{path_segment(base_branch)}")
+    return PullRequestSnapshot(
+        user=user,
+        pull=pull,
+        base_ref=base_ref,
+        head_ref=head_ref,
+        issue_comments=client.get_all(f"{repo_path}/issues/{pr_number}/comments"),
+        reviews=client.get_all(f"{repo_path}/pulls/{pr_number}/reviews"),
+        review_comments=client.get_all(f"{repo_path}/pulls/{pr_number}/comments"),
+        reactions=client.get_all(f"{repo_path}/issues/{pr_number}/reactions"),
+        check_runs=client.get_all(f"{repo_path}/commits/{head_sha}/check-runs", items_key="check_runs"),
+        statuses=client.get_all(f"{repo_path}/commits/{head_sha}/status", items_key="statuses"),
+        protection=protection,
+        open_pulls=client.get_all(f"{repo_path}/pulls", {"state": "open"}),
+        threads=fetch_review_threads(client, owner, name, pr_number),
+    )
+
+
+def _fetch_protection(client: GitHubClient, branch_path: str) -> tuple[str, Any]:
+    """("protected", rules), ("unprotected", None) or ("unknown", None).
+
+    The branch's own ``protected`` flag is asked first: it is readable with
+    plain read access and cacheable (200 + ETag), whereas the protection
+    endpoint answers an unprotected branch with an uncacheable 404 that would
+    cost a point on every wakeup, and answers missing admin rights with 403
+    (or 404), which only means "cannot tell".
+    """
+    protected = field(client.get(branch_path).body, "protected", bool, "base branch")
+    if not protected:
+        return ("unprotected", None)
+    reply = client.get(f"{branch_path}/protection", tolerated=(403, 404))
+    return ("protected", reply.body) if reply.body is not None else ("unknown", None)
+
+
+def observe_pull_request(client: GitHubClient, repository: str, pr_number: int, run_id: str) -> dict[str, Any]:
+    """The complete observation document, or ``GitHubObservationError``."""
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+        raise ValueError("run_id must be 32 lowercase hex digits")
+    return normalize_snapshot(fetch_snapshot(client, repository, pr_number), repository, pr_number, run_id)
+
+
+# -- normalization ---------------------------------------------------------
+
+
+def _normalize_pull(pull: Any, repository: str, pr_number: int) -> dict[str, Any]:
+    where = "pull request"
+    number = field(pull, "number", int, where)
+    if number != pr_number:
+        raise shape_error(f"{where}: number {number} is not the requested {pr_number}")
+    state, merged = field(pull, "state", str, where), field(pull, "merged", bool, where)
+    if state == "open" and not merged:
+        normalized_state = "open"
+    elif state == "closed":
+        normalized_state = "merged" if merged else "closed"
+    else:
+        raise shape_error(f"{where}: state {state!r} with merged={merged} is not a known combination")
+    base, head = pull["base"], pull["head"]
+    base_repo = field(base, "repo", dict, f"{where} base")
+    base_full_name = field(base_repo, "full_name", str, f"{where} base repo")
+    if base_full_name.lower() != repository.lower():
+        raise shape_error(f"{where}: base repository {base_full_name!r} is not {repository!r}")
+    head_repo = head.get("repo")
+    if head_repo is not None and not isinstance(head_repo, dict):
+        raise shape_error(f"{where}: head repo is neither an object nor null")
+    same_repository = head_repo is not None and field(head_repo, "full_name", str, f"{where} head repo").lower() == base_full_name.lower()
+    title = field(pull, "title", str, where)
+    return {
+        "number": number,
+        "url": field(pull, "html_url", str, where),
+        "state": normalized_state,
+        "is_draft": field(pull, "draft", bool, where),
+        "same_repository": same_repository,
+        "repository": base_full_name.lower(),
+        "base_branch": field(base, "ref", str, f"{where} base"),
+        "head_branch": field(head, "ref", str, f"{where} head"),
+        "head_sha": sha40(head.get("sha"), f"{where} head sha"),
+        "title_sha256": text_digest(title),
+        "body_sha256": text_digest(body_text(pull, where)),
+    }
+
+
+def _ref_sha(ref: Any, branch: str, where: str) -> str:
+    # A branch name that is a prefix of others can come back as a list of refs.
+    if field(ref, "ref", str, where) != f"refs/heads/{branch}":
+        raise shape_error(f"{where}: answer is for {ref['ref'][:80]!r}, not refs/heads/{branch}")
+    return sha40(field(ref, "object", dict, where).get("sha"), f"{where} object sha")
+
+
+def open_prs_digest(open_pulls: list[dict[str, Any]]) -> str:
+    entries = []
+    for pull in open_pulls:
+        where = "open pull request"
+        base, head = field(pull, "base", dict, where), field(pull, "head", dict, where)
+        base_repo, head_repo = field(base, "repo", dict, f"{where} base"), head.get("repo")
+        same = isinstance(head_repo, dict) and str(head_repo.get("full_name", "")).lower() == field(base_repo, "full_name", str, where).lower()
+        entries.append(
+            {
+                "number": field(pull, "number", int, where),
+                "head_branch": field(head, "ref", str, f"{where} head"),
+                "head_sha": sha40(head.get("sha"), f"{where} head sha"),
+                "base_branch": field(base, "ref", str, f"{where} base"),
+                "same_repository": same,
+            }
+        )
+    return digest(sorted(entries, key=lambda entry: entry["number"]))
+
+
+def _gates(snapshot: PullRequestSnapshot, pull_request: dict[str, Any], threads: list[dict[str, Any]]) -> dict[str, str]:
+    for review in snapshot.reviews:
+        positive_id(review, "review")
+        if review.get("submitted_at") is not None:
+            timestamp(review["submitted_at"], f"review {review['id']} submitted_at")
+    for run in snapshot.check_runs:
+        field(run, "name", str, "check run")
+        field(run, "status", str, "check run")
+    for status in snapshot.statuses:
+        field(status, "context", str, "commit status")
+        field(status, "state", str, "commit status")
+    state, rules = snapshot.protection
+    if state == "protected" and not isinstance(rules, dict):
+        raise shape_error("branch protection: answer is not an object")
+    outcomes = github_gates.check_outcomes(snapshot.check_runs, snapshot.statuses)
+    approvals = github_gates.approvals_gate(snapshot.reviews, snapshot.protection, pull_request["head_sha"])
+    mergeable_state = snapshot.pull.get("mergeable_state")
+    unresolved = sum(1 for thread in threads if not thread["is_resolved"])
+    return {
+        "approvals": approvals,
+        "branch_protection": github_gates.branch_protection_gate(snapshot.protection, approvals, outcomes, unresolved, mergeable_state),
+        "checks": github_gates.worst(outcomes.values()),
+        "mergeability": github_gates.mergeability_gate(pull_request["state"], snapshot.pull.get("mergeable"), mergeable_state),
+    }
+
+
+def normalize_snapshot(snapshot: PullRequestSnapshot, repository: str, pr_number: int, run_id: str) -> dict[str, Any]:
+    """The observation document from raw answers: pure, and all-or-nothing."""
+    authenticated_user_id = positive_id(snapshot.user, "GET /user")
+    pull_request = _normalize_pull(snapshot.pull, repository, pr_number)
+    base_tip_sha = _ref_sha(snapshot.base_ref, pull_request["base_branch"], "base branch ref")
+    head_tip_sha = None if snapshot.head_ref is None else _ref_sha(snapshot.head_ref, pull_request["head_branch"], "head branch ref")
+    for items, where in (
+        (snapshot.issue_comments, "issue comments"),
+        (snapshot.reviews, "reviews"),
+        (snapshot.review_comments, "review comments"),
+        (snapshot.reactions, "reactions"),
+        (snapshot.check_runs, "check runs"),
+        (snapshot.statuses, "commit statuses"),
+        (snapshot.open_pulls, "open pull requests"),
+    ):
+        objects(items, where)
+    requests, claims, anomalies = loop_comments(snapshot.issue_comments, authenticated_user_id, run_id)
+    request_index = RequestIndex(requests)
+    comment_responses, unavailable, summary_rows = codex_issue_comments(snapshot.issue_comments, request_index)
+    responses = comment_responses + codex_reviews(snapshot.reviews, request_index) + codex_review_comments(snapshot.review_comments, request_index)
+    responses.sort(key=lambda response: (response["source"], int(response["id"])))
+    summary_rows.sort(key=lambda row: int(row["comment_id"]))  # stable: table order within a comment
+    threads = sorted(
+        (normalize_thread(thread, authenticated_user_id, run_id) for thread in snapshot.threads),
+        key=lambda thread: thread["thread"]["id"],
+    )
+    return {
+        "authenticated_user_id": authenticated_user_id,
+        "pull_request": pull_request,
+        "base_tip_sha": base_tip_sha,
+        "head_tip_sha": head_tip_sha,
+        "requests": requests,
+        "marker_anomalies": anomalies,
+        "claims": claims,
+        "responses": responses,
+        "unavailable_replies": unavailable,
+        "summary_rows": summary_rows,
+        "plus_one_reactions": plus_one_reactions(snapshot.reactions),
+        "threads": threads,
+        "gates": _gates(snapshot, pull_request, threads),
+        "open_prs_sha256": open_prs_digest(snapshot.open_pulls),
+    }

@@ -1,0 +1,388 @@
+"""A fail-closed GitHub client over ghapi's ``GhApi``.
+
+``GhApi(owner, repo, token=..., gh_host=..., sync=True)`` sets up the
+Authorization header and the blocking transport; this wrapper adds what the
+observer needs and ghapi leaves out (see /work/shared/GHAPI-FACTS.md):
+
+- every list is read to its last page by following ``Link: rel="next"``
+  (ghapi's own pager stops at the first empty page and ignores Link);
+- a 304 is an answer, not an error: with an ETag cache it returns the cached
+  body (ghapi raises it as an error);
+- 5xx, timeouts, connection failures and rate limits are retried a bounded
+  number of times with an injectable ``sleep``; ghapi retries only connection
+  errors, with a sleep we cannot replace, so its own retries are switched off;
+- every body is parsed as strict JSON; anything else raises
+  ``GitHubObservationError``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from ipaddress import ip_address
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode, urlsplit
+
+import httpx2
+from ghapi.all import GhApi
+
+from .github_cache import CachedPage, EtagCache, default_cache_dir
+from .github_errors import GitHubObservationError
+from .github_token import resolve_token, token_identity
+
+DEFAULT_API_URL = "https://api.github.com"
+PER_PAGE = 100
+# A PR with more than 100 pages (10,000 items) of anything is not something
+# this loop should act on; the cap also stops a server that links in circles.
+MAX_PAGES = 100
+_REPOSITORY_PART = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+_LINK_ENTRY = re.compile(r'<([^<>]*)>\s*;\s*rel="([^"]*)"')
+_GRAPHQL_ERROR_TYPE = re.compile(r"[A-Z_]{1,40}")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answered request: ``body`` is parsed JSON, or None for a tolerated error status."""
+
+    status: int
+    body: Any
+    link: str | None
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def split_repository(repository: str) -> tuple[str, str]:
+    owner, _, name = repository.partition("/")
+    if not (_REPOSITORY_PART.fullmatch(owner) and _REPOSITORY_PART.fullmatch(name)):
+        raise ValueError(f"repository must be 'owner/name', got {repository!r}")
+    return owner, name
+
+
+def path_segment(value: str) -> str:
+    """Quote a branch or ref for a URL path; GitHub keeps '/' inside branch names literal."""
+    return quote(value, safe="/")
+
+
+def parse_link_header(link: str | None) -> dict[str, str]:
+    return {rel: url for url, rel in _LINK_ENTRY.findall(link or "")}
+
+
+def _strict_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError("duplicate object key")
+        result[key] = value
+    return result
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json_body(content: bytes, content_type: str, where: str) -> Any:
+    if "json" not in content_type.lower():
+        raise GitHubObservationError("github-malformed-json", f"{where}: content type {content_type[:60]!r} is not JSON")
+    try:
+        return json.loads(content.decode("utf-8"), object_pairs_hook=_strict_pairs, parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        # The body itself is not quoted: it is server text.
+        raise GitHubObservationError("github-malformed-json", f"{where}: {len(content)} body bytes are not strict UTF-8 JSON ({type(error).__name__})") from error
+
+
+class GitHubClient:
+    """Reads one repository's state through ghapi, completely or not at all."""
+
+    def __init__(
+        self,
+        repository: str,
+        *,
+        host: str = DEFAULT_API_URL,
+        token: str | None = None,
+        cache_dir: Path | None = None,
+        use_cache: bool = True,
+        timeout: float = 30.0,
+        max_attempts: int = 4,
+        backoff_seconds: float = 1.0,
+        max_wait_seconds: float = 60.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        environ: Mapping[str, str] | None = None,
+    ):
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.owner, self.name = split_repository(repository)
+        self.host = host.rstrip("/")
+        self._origin = urlsplit(self.host)
+        if self._origin.scheme not in ("http", "https") or not self._origin.netloc:
+            raise ValueError(f"host must be an http(s) base URL, got {host!r}")
+        secret = resolve_token(token, api_base_url=self.host, environ=environ)
+        self.timeout = timeout
+        self.max_attempts = max_attempts
+        self.backoff_seconds = backoff_seconds
+        self.max_wait_seconds = max_wait_seconds
+        self._sleep = sleep
+        self._clock = clock
+        self._cache = EtagCache(cache_dir or default_cache_dir(environ), token_identity(secret)) if use_cache else None
+        self.api = GhApi(self.owner, self.name, token=secret, gh_host=self.host, timeout=timeout, sync=True)
+        # One persistent client: connection reuse, no redirects (a redirect is
+        # an answer we did not ask for), and no environment proxies for
+        # loopback, where an inherited HTTP(S)_PROXY would see test traffic.
+        self.api.transport.client = httpx2.Client(
+            timeout=timeout, follow_redirects=False, trust_env=not _is_loopback(self.host)
+        )
+        self.api.transport.retries = 0  # our retry loop is the only one, with an injectable sleep
+        self._stats = dict.fromkeys(
+            ("requests", "rest_requests", "rest_not_modified", "rest_points", "graphql_requests", "graphql_points", "retries"), 0
+        )
+
+    # -- public surface -------------------------------------------------
+
+    @property
+    def repository(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Requests made, 304s, and rate-limit points spent since construction or ``reset_stats``.
+
+        ``rest_points`` counts every REST answer other than 304 (GitHub does not
+        charge an authorized conditional request that returns 304); this is an
+        upper bound, since GitHub may not charge some errors either.
+        ``graphql_points`` sums ``rateLimit { cost }`` of every GraphQL answer.
+        """
+        return dict(self._stats)
+
+    def reset_stats(self) -> None:
+        for key in self._stats:
+            self._stats[key] = 0
+
+    def close(self) -> None:
+        self.api.transport.close()
+
+    def get(self, path: str, query: Mapping[str, Any] | None = None, *, tolerated: tuple[int, ...] = ()) -> Reply:
+        """GET one resource. A status in ``tolerated`` returns ``Reply(status, None, None)``."""
+        url = self._url(path, query)
+        reply = self._fetch(url)
+        if reply.status in tolerated:
+            return reply
+        self._require_success(reply.status, f"GET {path}")
+        return reply
+
+    def get_all(self, path: str, query: Mapping[str, Any] | None = None, *, items_key: str | None = None) -> list[Any]:
+        """GET every page of a list; ``items_key`` names the list inside an object page.
+
+        Pages are followed through ``Link: rel="next"`` only. When a page object
+        carries ``total_count`` the collected length must equal it.
+        """
+        url: str | None = self._url(path, {**(query or {}), "per_page": PER_PAGE})
+        items: list[Any] = []
+        seen: set[str] = set()
+        total_count: Any = None
+        while url is not None:
+            if url in seen or len(seen) >= MAX_PAGES:
+                raise GitHubObservationError("github-incomplete-pagination", f"{path}: pagination repeats a page or exceeds {MAX_PAGES} pages")
+            continuation = bool(seen)
+            seen.add(url)
+            reply = self._fetch(url, revalidate=lambda cached: not self._may_hide_a_next_page(cached, items_key))
+            if continuation and reply.status == 404:
+                raise GitHubObservationError("github-incomplete-pagination", f"{path}: page {len(seen)} linked as next is missing (HTTP 404)")
+            self._require_success(reply.status, f"GET {path}")
+            page_items, total_count = self._page_items(reply.body, items_key, path)
+            items.extend(page_items)
+            url = self._next_url(reply.link, path)
+        if total_count is not None and total_count != len(items):
+            raise GitHubObservationError(
+                "github-incomplete-pagination", f"{path}: collected {len(items)} items but the pages report total_count {total_count}"
+            )
+        return items
+
+    def graphql(self, query: str, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """Run one GraphQL query and return ``data``.
+
+        Every query must select ``rateLimit { cost }``: its cost is how the
+        stats account for GraphQL points, so an answer without it is rejected.
+        """
+        url = self._graphql_url()
+        where = "POST /graphql"
+        response = self._exchange("POST", url, {}, {"query": query, "variables": dict(variables)}, rest=False)
+        self._require_success(response.status_code, where)
+        body = parse_json_body(response.content, response.headers.get("content-type", ""), where)
+        if not isinstance(body, dict):
+            raise GitHubObservationError("github-unexpected-shape", f"{where}: answer is a {type(body).__name__}, not an object")
+        if "errors" in body:
+            raise GitHubObservationError("github-graphql-errors", f"{where}: answer carries errors ({self._graphql_error_summary(body['errors'])})")
+        data = body.get("data")
+        rate_limit = data.get("rateLimit") if isinstance(data, dict) else None
+        cost = rate_limit.get("cost") if isinstance(rate_limit, dict) else None
+        if not isinstance(cost, int) or isinstance(cost, bool) or cost < 0:
+            raise GitHubObservationError("github-unexpected-shape", f"{where}: answer has no data.rateLimit.cost")
+        self._stats["graphql_points"] += cost
+        return data
+
+    # -- URLs -----------------------------------------------------------
+
+    def _url(self, path: str, query: Mapping[str, Any] | None) -> str:
+        if not path.startswith("/"):
+            raise ValueError(f"path must start with '/', got {path!r}")
+        # Sorted query: one URL per request, so one cache entry per request.
+        encoded = urlencode(sorted((key, str(value)) for key, value in (query or {}).items()))
+        return f"{self.host}{path}" + (f"?{encoded}" if encoded else "")
+
+    def _graphql_url(self) -> str:
+        # GitHub Enterprise Server serves REST at /api/v3 and GraphQL at /api/graphql.
+        if self.host.endswith("/api/v3"):
+            return self.host[: -len("/v3")] + "/graphql"
+        return f"{self.host}/graphql"
+
+    def _next_url(self, link: str | None, path: str) -> str | None:
+        next_url = parse_link_header(link).get("next")
+        if next_url is None:
+            return None
+        target = urlsplit(next_url)
+        same_origin = (target.scheme, target.netloc) == (self._origin.scheme, self._origin.netloc)
+        if not same_origin or not target.path.startswith(self._origin.path):
+            # Following it would send our token to another host.
+            raise GitHubObservationError("github-incomplete-pagination", f"{path}: the next-page link leaves the API host")
+        return next_url
+
+    @staticmethod
+    def _page_items(body: Any, items_key: str | None, path: str) -> tuple[list[Any], Any]:
+        if items_key is None:
+            if not isinstance(body, list):
+                raise GitHubObservationError("github-unexpected-shape", f"{path}: a page is a {type(body).__name__}, not a list")
+            return body, None
+        if not isinstance(body, dict) or not isinstance(body.get(items_key), list):
+            raise GitHubObservationError("github-unexpected-shape", f"{path}: a page has no list {items_key!r}")
+        total = body.get("total_count")
+        if not isinstance(total, int) or isinstance(total, bool):
+            raise GitHubObservationError("github-unexpected-shape", f"{path}: a page has no integer total_count")
+        return body[items_key], total
+
+    # -- one request, with cache and retries ---------------------------
+
+    @staticmethod
+    def _may_hide_a_next_page(cached: CachedPage, items_key: str | None) -> bool:
+        """A full last page of a plain list must be fetched again, not revalidated.
+
+        GitHub's ETag covers the body, not the Link header: when a list of
+        exactly 100 items gains a 101st, page 1's body and ETag stay the same
+        and a 304 would hide the new next page. Object pages carry
+        total_count in the body, so growth changes their ETag.
+        """
+        if items_key is not None or "next" in parse_link_header(cached.link):
+            return False
+        try:
+            items = json.loads(cached.body)
+        except ValueError:
+            return True
+        return not isinstance(items, list) or len(items) >= PER_PAGE
+
+    def _fetch(self, url: str, revalidate: Callable[[CachedPage], bool] | None = None) -> Reply:
+        cached = self._cache.load(url) if self._cache else None
+        if cached is not None and revalidate is not None and not revalidate(cached):
+            cached = None
+        headers = {"If-None-Match": cached.etag} if cached else {}
+        response = self._exchange("GET", url, headers, None, rest=True)
+        status = response.status_code
+        where = f"GET {urlsplit(url).path}"
+        if status == 304:
+            if cached is None:
+                raise GitHubObservationError("github-unexpected-status", f"{where}: HTTP 304 to a request that was not conditional")
+            self._stats["rest_not_modified"] += 1
+            return Reply(304, parse_json_body(cached.body, "application/json", where), cached.link)
+        if not 200 <= status < 300:
+            return Reply(status, None, None)
+        link = response.headers.get("link")
+        body = parse_json_body(response.content, response.headers.get("content-type", ""), where)
+        etag = response.headers.get("etag")
+        if self._cache and etag:
+            self._cache.store(url, etag, link, response.content)
+        return Reply(status, body, link)
+
+    def _exchange(self, method: str, url: str, headers: dict[str, str], json_body: Any, *, rest: bool) -> httpx2.Response:
+        where = f"{method} {urlsplit(url).path}"
+        for attempt in range(1, self.max_attempts + 1):
+            self._stats["requests"] += 1
+            self._stats["rest_requests" if rest else "graphql_requests"] += 1
+            cause: Exception | None = None
+            try:
+                response = self.api.transport.request(method, url, headers=headers, json=json_body, raw=True)
+            except httpx2.HTTPStatusError as error:
+                response = error.response  # ghapi raises every non-2xx; we classify it ourselves
+            except httpx2.TimeoutException as error:
+                response, cause = None, error
+                failure = GitHubObservationError("github-timeout", f"{where}: no answer within {self.timeout:g} s ({type(error).__name__}, attempt {attempt} of {self.max_attempts})")
+                wait = self._backoff(attempt)
+            except httpx2.TransportError as error:
+                response, cause = None, error
+                failure = GitHubObservationError("github-connection-failed", f"{where}: {type(error).__name__} (attempt {attempt} of {self.max_attempts})")
+                wait = self._backoff(attempt)
+            if response is not None:
+                if rest and response.status_code != 304:
+                    self._stats["rest_points"] += 1
+                status = response.status_code
+                if status >= 500:
+                    failure = GitHubObservationError("github-server-error", f"{where}: HTTP {status} (attempt {attempt} of {self.max_attempts})")
+                    wait = self._backoff(attempt)
+                elif self._is_rate_limited(response):
+                    wait = self._rate_limit_wait(response)
+                    failure = GitHubObservationError("github-rate-limited", f"{where}: HTTP {status} rate limit, retry possible in {wait:g} s (attempt {attempt} of {self.max_attempts}, wait cap {self.max_wait_seconds:g} s)")
+                else:
+                    return response
+            if attempt == self.max_attempts or wait > self.max_wait_seconds:
+                raise failure from cause
+            self._stats["retries"] += 1
+            self._sleep(wait)
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.backoff_seconds * 2 ** (attempt - 1), self.max_wait_seconds)
+
+    @staticmethod
+    def _is_rate_limited(response: httpx2.Response) -> bool:
+        if response.status_code == 429:
+            return True
+        if response.status_code != 403:
+            return False
+        headers = response.headers
+        # Primary limit: remaining 0. Secondary limit: retry-after, or only the message says so.
+        return headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers or b"rate limit" in response.content.lower()
+
+    def _rate_limit_wait(self, response: httpx2.Response) -> float:
+        headers = response.headers
+        retry_after = headers.get("retry-after", "").strip()
+        if retry_after.isdigit():
+            return float(retry_after)
+        reset = headers.get("x-ratelimit-reset", "").strip()
+        if headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
+            return float(max(0, math.ceil(int(reset) - self._clock())))
+        # A secondary limit without either header: GitHub asks for at least a minute.
+        return 60.0
+
+    @staticmethod
+    def _require_success(status: int, where: str) -> None:
+        if 200 <= status < 300 or status == 304:
+            return
+        code = {401: "github-unauthorized", 403: "github-forbidden", 404: "github-not-found"}.get(status, "github-unexpected-status")
+        raise GitHubObservationError(code, f"{where}: HTTP {status}")
+
+    @staticmethod
+    def _graphql_error_summary(errors: Any) -> str:
+        if not isinstance(errors, list):
+            return "errors is not a list"
+        types = sorted({e.get("type") for e in errors if isinstance(e, dict) and isinstance(e.get("type"), str) and _GRAPHQL_ERROR_TYPE.fullmatch(e["type"])})
+        return f"{len(errors)} error(s)" + (f", types {', '.join(types)}" if types else "")

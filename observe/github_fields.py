@@ -1,0 +1,76 @@
+"""Field checks for GitHub payloads: take what we rely on, or fail closed.
+
+Every accessor names where the value came from, so a shape error says which
+answer and which field was not what the observer relies on. Messages quote
+at most a short prefix of a value and never a body.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from .github_errors import GitHubObservationError
+
+SHA40 = re.compile(r"[0-9a-f]{40}")
+TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)")
+
+
+def shape_error(message: str) -> GitHubObservationError:
+    return GitHubObservationError("github-unexpected-shape", message)
+
+
+def field(obj: Any, key: str, kind: type, where: str) -> Any:
+    value = obj.get(key) if isinstance(obj, dict) else None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise shape_error(f"{where}: {key} is {type(value).__name__}, expected {kind.__name__}")
+    return value
+
+
+def positive_id(obj: Any, where: str) -> int:
+    value = field(obj, "id", int, where)
+    if value < 1:
+        raise shape_error(f"{where}: id {value} is not positive")
+    return value
+
+
+def sha40(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not SHA40.fullmatch(value):
+        raise shape_error(f"{where}: {str(value)[:60]!r} is not a 40-hex sha")
+    return value
+
+
+def timestamp(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not TIMESTAMP.fullmatch(value):
+        raise shape_error(f"{where}: {str(value)[:60]!r} is not an ISO-8601 timestamp with a time zone")
+    try:
+        instant(value)
+    except ValueError as error:
+        raise shape_error(f"{where}: {value!r} is not a real instant") from error
+    return value
+
+
+def instant(timestamp: str) -> datetime:
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+
+
+def body_text(obj: Any, where: str) -> str:
+    body = obj.get("body") if isinstance(obj, dict) else None
+    if body is None:
+        return ""  # GitHub sends null for an empty review body
+    if not isinstance(body, str):
+        raise shape_error(f"{where}: body is {type(body).__name__}, expected string")
+    return body
+
+
+def author_id(obj: dict[str, Any]) -> Any:
+    user = obj.get("user")
+    return user.get("id") if isinstance(user, dict) else None
+
+
+def objects(items: list[Any], where: str) -> list[dict[str, Any]]:
+    for item in items:
+        if not isinstance(item, dict):
+            raise shape_error(f"{where}: an item is a {type(item).__name__}, not an object")
+    return items

@@ -1,0 +1,213 @@
+"""Review threads, which only GraphQL exposes: fetched completely, then normalized.
+
+Threads come 100 per query (``reviewThreads(first: 100, after: $cursor)``,
+about one point each); a thread with more than 100 comments has its remaining
+comments fetched through ``node(id:)`` 100 at a time. ``totalCount`` and
+``pageInfo`` must agree with what was collected, or the observation fails.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluator.canonical import digest, text_digest
+from evaluator.policy import TRUSTED_CODEX_BOT_ID
+
+from .github_client import GitHubClient
+from .github_errors import GitHubObservationError
+from .github_fields import timestamp
+from .loop_markers import reply_round
+
+_COMMENT_FIELDS = """
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          id
+          body
+          createdAt
+          lastEditedAt
+          author { login ... on Bot { databaseId } ... on User { databaseId } }
+        }"""
+
+THREADS_QUERY = """
+query($owner: String!, $name: String!, $number: Int!, $cursor: String) {
+  rateLimit { cost remaining }
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $cursor) {
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          id
+          isResolved
+          isOutdated
+          path
+          line
+          originalLine
+          startLine
+          diffSide
+          comments(first: 100) {%s
+          }
+        }
+      }
+    }
+  }
+}
+""" % _COMMENT_FIELDS
+
+THREAD_COMMENTS_QUERY = """
+query($id: ID!, $cursor: String) {
+  rateLimit { cost remaining }
+  node(id: $id) {
+    ... on PullRequestReviewThread {
+      comments(first: 100, after: $cursor) {%s
+      }
+    }
+  }
+}
+""" % _COMMENT_FIELDS
+
+MAX_GRAPHQL_PAGES = 200
+
+
+def _shape_error(message: str) -> GitHubObservationError:
+    return GitHubObservationError("github-unexpected-shape", f"review threads: {message}")
+
+
+def _connection(value: Any, where: str) -> tuple[list[Any], bool, str | None, int]:
+    if not isinstance(value, dict):
+        raise _shape_error(f"{where} is not a connection")
+    nodes, page_info, total = value.get("nodes"), value.get("pageInfo"), value.get("totalCount")
+    if not isinstance(nodes, list) or not isinstance(page_info, dict) or not isinstance(total, int):
+        raise _shape_error(f"{where} lacks nodes, pageInfo or totalCount")
+    has_next, cursor = page_info.get("hasNextPage"), page_info.get("endCursor")
+    if not isinstance(has_next, bool) or not (cursor is None or isinstance(cursor, str)):
+        raise _shape_error(f"{where} has a malformed pageInfo")
+    if has_next and not cursor:
+        raise GitHubObservationError("github-incomplete-pagination", f"review threads: {where} has a next page but no end cursor")
+    return nodes, has_next, cursor, total
+
+
+def _paginate(fetch_page, where: str, collected: list[Any] | None = None, cursor: str | None = None) -> list[Any]:
+    """Collect every node of a connection; ``fetch_page(cursor)`` returns the connection object.
+
+    ``collected``/``cursor`` resume a connection whose first page is already held.
+    """
+    collected = list(collected or [])
+    seen_cursors: set[str] = {cursor} if cursor else set()
+    for _ in range(MAX_GRAPHQL_PAGES):
+        nodes, has_next, next_cursor, total = _connection(fetch_page(cursor), where)
+        collected.extend(nodes)
+        if not has_next:
+            break
+        if next_cursor in seen_cursors:
+            raise GitHubObservationError("github-incomplete-pagination", f"review threads: {where} repeats a cursor")
+        seen_cursors.add(next_cursor)
+        cursor = next_cursor
+    else:
+        raise GitHubObservationError("github-incomplete-pagination", f"review threads: {where} exceeds {MAX_GRAPHQL_PAGES} pages")
+    if total != len(collected):
+        raise GitHubObservationError("github-incomplete-pagination", f"review threads: {where} collected {len(collected)} of totalCount {total}")
+    return collected
+
+
+def fetch_review_threads(client: GitHubClient, owner: str, name: str, number: int) -> list[dict[str, Any]]:
+    """Every review thread of the PR, each with every comment under ``comments``."""
+
+    def thread_page(cursor: str | None) -> Any:
+        data = client.graphql(THREADS_QUERY, {"owner": owner, "name": name, "number": number, "cursor": cursor})
+        repository = data.get("repository")
+        pull = repository.get("pullRequest") if isinstance(repository, dict) else None
+        if not isinstance(pull, dict):
+            raise _shape_error(f"pull request {owner}/{name}#{number} is missing from the answer")
+        return pull.get("reviewThreads")
+
+    threads = _paginate(thread_page, "reviewThreads")
+    complete: list[dict[str, Any]] = []
+    for thread in threads:
+        if not isinstance(thread, dict) or not isinstance(thread.get("id"), str):
+            raise _shape_error("a thread has no id")
+        nodes, has_next, cursor, total = _connection(thread.get("comments"), f"thread {thread['id']} comments")
+        comments = list(nodes)
+        if has_next:
+            thread_id = thread["id"]
+
+            def comment_page(after: str | None, thread_id: str = thread_id) -> Any:
+                data = client.graphql(THREAD_COMMENTS_QUERY, {"id": thread_id, "cursor": after})
+                node = data.get("node")
+                if not isinstance(node, dict):
+                    raise _shape_error(f"thread {thread_id} is missing from the answer")
+                return node.get("comments")
+
+            comments = _paginate(comment_page, f"thread {thread_id} comments", collected=comments, cursor=cursor)
+        if len(comments) != total:
+            raise GitHubObservationError("github-incomplete-pagination", f"review threads: thread {thread['id']} has {len(comments)} of {total} comments")
+        complete.append({**thread, "comments": comments})
+    return complete
+
+
+def _author_database_id(comment: dict[str, Any]) -> int | None:
+    author = comment.get("author")
+    value = author.get("databaseId") if isinstance(author, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _optional(value: Any, kind: type, where: str) -> Any:
+    if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+        raise _shape_error(f"{where} is a {type(value).__name__}, not {kind.__name__} or null")
+    return value
+
+
+def position_digest(thread: dict[str, Any]) -> str:
+    """SHA-256 of the canonical position object; every member may be null.
+
+    {"diff_side": diffSide, "line": line, "original_line": originalLine,
+     "path": path, "start_line": startLine}
+    """
+    where = f"thread {thread['id']}"
+    return digest(
+        {
+            "diff_side": _optional(thread.get("diffSide"), str, f"{where} diffSide"),
+            "line": _optional(thread.get("line"), int, f"{where} line"),
+            "original_line": _optional(thread.get("originalLine"), int, f"{where} originalLine"),
+            "path": _optional(thread.get("path"), str, f"{where} path"),
+            "start_line": _optional(thread.get("startLine"), int, f"{where} startLine"),
+        }
+    )
+
+
+def normalize_thread(thread: dict[str, Any], authenticated_user_id: int, run_id: str) -> dict[str, Any]:
+    where = f"thread {thread['id']}"
+    comments = thread["comments"]
+    if not comments:
+        raise _shape_error(f"{where} has no comments")
+    for flag in ("isResolved", "isOutdated"):
+        if not isinstance(thread.get(flag), bool):
+            raise _shape_error(f"{where} {flag} is not a boolean")
+    root = comments[0]
+    if not isinstance(root, dict) or not isinstance(root.get("id"), str) or not isinstance(root.get("body"), str):
+        raise _shape_error(f"{where} root comment lacks id or body")
+    created_at = timestamp(root.get("createdAt"), f"{where} root createdAt")
+    edited_at = root.get("lastEditedAt")
+    version_at = timestamp(edited_at, f"{where} root lastEditedAt") if edited_at is not None else created_at
+    rounds = []
+    for reply in comments[1:]:
+        if not isinstance(reply, dict) or not isinstance(reply.get("body"), str):
+            raise _shape_error(f"{where} has a comment without a body")
+        if _author_database_id(reply) == authenticated_user_id:
+            round_number = reply_round(reply["body"], run_id)
+            if round_number is not None:
+                rounds.append(round_number)
+    return {
+        "thread": {
+            "body_sha256": text_digest(root["body"]),
+            "content_version_at": version_at,
+            "id": thread["id"],
+            "position_sha256": position_digest(thread),
+            "root_comment_id": root["id"],
+        },
+        "is_resolved": thread["isResolved"],
+        "is_outdated": thread["isOutdated"],
+        "root_is_codex": _author_database_id(root) == TRUSTED_CODEX_BOT_ID,
+        "addressed_round": max(rounds) if rounds else None,
+    }

@@ -1,0 +1,82 @@
+"""Where the GitHub token comes from, and how it is referred to without being shown.
+
+Order: an explicit argument, then ``GH_TOKEN``, then ``GITHUB_TOKEN`` (the
+order `gh` itself uses), then ``gh auth token --hostname <host>``. The token is
+only ever placed in the Authorization header; anything that must name it (the
+ETag cache key) uses ``token_identity``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from collections.abc import Callable, Mapping
+from urllib.parse import urlsplit
+
+from .github_errors import GitHubObservationError
+
+GH_CLI_TIMEOUT_SECONDS = 10.0
+# A token goes into an HTTP header: anything outside visible ASCII (a stray
+# newline from a file, a space) would corrupt the request or inject a header.
+_TOKEN_SHAPE = re.compile(r"[\x21-\x7e]{1,1024}")
+# Domain separation: the identity digest is useless for anything but this cache.
+_IDENTITY_PREFIX = b"github-codex-pr-loop token identity v1\x00"
+
+
+def gh_hostname(api_base_url: str) -> str:
+    """The `gh` host name for an API base URL (api.github.com -> github.com)."""
+    parts = urlsplit(api_base_url)
+    host = parts.hostname or ""
+    if host == "api.github.com":
+        return "github.com"
+    return parts.netloc or host
+
+
+def resolve_token(
+    explicit: str | None = None,
+    *,
+    api_base_url: str = "https://api.github.com",
+    environ: Mapping[str, str] | None = None,
+    run: Callable[..., subprocess.CompletedProcess] = subprocess.run,
+) -> str:
+    """Return the token to use, or raise ``github-token-missing``."""
+    environ = os.environ if environ is None else environ
+    candidates = (
+        ("the token argument", explicit),
+        ("GH_TOKEN", environ.get("GH_TOKEN")),
+        ("GITHUB_TOKEN", environ.get("GITHUB_TOKEN")),
+    )
+    for source, value in candidates:
+        if value:
+            return _checked(value, source)
+    return _checked(_token_from_gh_cli(api_base_url, run), "`gh auth token`")
+
+
+def token_identity(token: str) -> str:
+    """A stable, one-way name for a token (cache keys), never the token itself."""
+    return hashlib.sha256(_IDENTITY_PREFIX + token.encode("utf-8")).hexdigest()
+
+
+def _checked(value: str, source: str) -> str:
+    if not _TOKEN_SHAPE.fullmatch(value):
+        # Say where the bad value came from, never what it was.
+        raise GitHubObservationError("github-token-missing", f"the token from {source} is empty or contains characters a header cannot carry")
+    return value
+
+
+def _token_from_gh_cli(api_base_url: str, run: Callable[..., subprocess.CompletedProcess]) -> str:
+    command = ["gh", "auth", "token", "--hostname", gh_hostname(api_base_url)]
+    try:
+        completed = run(command, capture_output=True, text=True, timeout=GH_CLI_TIMEOUT_SECONDS, check=False)
+    except FileNotFoundError as error:
+        raise GitHubObservationError("github-token-missing", "no token argument, GH_TOKEN or GITHUB_TOKEN, and the gh CLI is not installed") from error
+    except subprocess.TimeoutExpired as error:
+        raise GitHubObservationError("github-token-missing", f"`gh auth token` did not answer within {GH_CLI_TIMEOUT_SECONDS:g} s") from error
+    except OSError as error:
+        raise GitHubObservationError("github-token-missing", f"`gh auth token` could not be started ({type(error).__name__})") from error
+    if completed.returncode != 0:
+        # stderr is not quoted: it is gh's text, and we keep messages to values we control.
+        raise GitHubObservationError("github-token-missing", f"`gh auth token` exited with status {completed.returncode}")
+    return (completed.stdout or "").strip()

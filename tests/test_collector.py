@@ -1,0 +1,202 @@
+"""The collector end to end: a real git checkout, the fake GitHub on 127.0.0.1,
+a real registry folder, and the evaluator on every document it prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evaluator import policy
+from evaluator.canonical import text_digest
+from evaluator.checks import run_initial, run_prompt, run_state
+from observe import cli
+from observe.collect import request_checkpoint, thread_classes
+from tests.fakegithub import PR_NUMBER, RUN_ID, TOKEN, USERS, FakeGitHub, at, codex_body
+from tools import samples
+
+REPOSITORY = "octo-org/widgets"
+AUTOMATION_ID = "loop-widgets-7"
+WAKEUP = "ab" * 16
+
+
+@pytest.fixture(scope="module")
+def server():
+    fake = FakeGitHub().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def fake(server):
+    server.reset()
+    return server
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(repo.parent), "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_DATE": "2026-10-01T09:00:00Z", "GIT_COMMITTER_DATE": "2026-10-01T09:00:00Z"}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout.strip()
+
+
+@pytest.fixture
+def world(tmp_path, fake, monkeypatch):
+    """A checkout on feature/loop with an uncommitted fix; PR #7 open on the fake."""
+    repo = tmp_path / "checkout"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "loop@example.com")
+    git(repo, "config", "user.name", "Loop")
+    (repo / "src").mkdir()
+    (repo / "src" / "app.py").write_text("print('helo')\n")
+    git(repo, "add", "src/app.py")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "-b", "feature/loop")
+    (repo / "README").write_text("widgets\n")
+    git(repo, "add", "README")
+    git(repo, "commit", "-q", "-m", "start")
+    head0 = git(repo, "rev-parse", "HEAD")
+    git(repo, "remote", "add", "origin", f"https://github.com/{REPOSITORY}.git")
+    git(repo, "update-ref", "refs/remotes/origin/main", base)
+    git(repo, "update-ref", "refs/remotes/origin/feature/loop", head0)
+    (repo / "src" / "app.py").write_text("print('hello')\n")
+    fake.refs[(REPOSITORY, "main")] = base
+    fake.force_push(head0)
+    gh = tmp_path / "gh"
+    gh.write_text("#!/bin/sh\ntouch \"$0.ran\"\nexit 1\n")
+    gh.chmod(0o755)
+    registry = tmp_path / "codex" / "automations"
+    registry.mkdir(parents=True)
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return {"repo": repo, "base": base, "head0": head0, "gh": gh, "registry": registry, "tmp": tmp_path, "fake": fake}
+
+
+def collect(capsys, world, *args: str) -> dict:
+    status = cli.main(["--api-url", world["fake"].url, "--gh", str(world["gh"]), *args])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert TOKEN not in captured.out + captured.err
+    return json.loads(captured.out)
+
+
+def write(world, name: str, document: dict) -> str:
+    path = world["tmp"] / name
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+def write_automation(world, status: str, prompt: str) -> None:
+    folder = world["registry"] / AUTOMATION_ID
+    folder.mkdir(exist_ok=True)
+    key = policy.automation_key(policy.HOST, REPOSITORY, PR_NUMBER, RUN_ID)
+    (folder / "automation.toml").write_text(
+        f'version = 1\nid = "{AUTOMATION_ID}"\nname = "{key}"\nprompt = {json.dumps(prompt)}\nstatus = "{status}"\nrrule = "RRULE:{policy.HEARTBEAT_RRULE}"\n'
+    )
+
+
+def test_a_reuse_pr_loop_from_initial_snapshot_to_finalization(capsys, world):
+    fake, repo = world["fake"], world["repo"]
+    snapshot = collect(capsys, world, "initial", "--checkout", str(repo), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", "src/app.py", "--command", json.dumps(["/usr/bin/git", "diff", "--check"]), "--commit", "--push")
+    assert snapshot["existing_pr_number"] == PR_NUMBER and snapshot["current_head_sha"] == world["head0"]
+    assert snapshot["remote_name"] == "origin" and snapshot["authenticated_user_id"] == USERS["loop_owner"]["id"]
+    manifest = samples.initial_manifest(snapshot)
+    manifest.update(run_id=RUN_ID, review_request_body_template=policy.default_review_template(RUN_ID, 0))
+    manifest["review_request_body_template_sha256"] = text_digest(manifest["review_request_body_template"])
+    initial = samples.seal_initial(snapshot, manifest)
+    verdict = run_initial(initial, approved_hash=None, risk_record=None)
+    assert verdict["ok"] is True, verdict
+    assert verdict["operations"] == ["fetch-base", "run-validation", "stage-files", "commit", "push", "reuse-pr", "request-codex-review", "bootstrap-automation"]
+
+    # Carry out the initial writes: commit, push, request, a PAUSED inert stub.
+    git(repo, "commit", "-q", "-am", "fix greeting")
+    head1 = git(repo, "rev-parse", "HEAD")
+    git(repo, "update-ref", "refs/remotes/origin/feature/loop", head1)
+    fake.force_push(head1)
+    fake.add_request(0, at(60), sha=head1)
+    write_automation(world, "PAUSED", "inert")
+
+    prompt = collect(capsys, world, "--observed-at", at(90), "prompt", "--initial", write(world, "initial.json", initial), "--pr", str(PR_NUMBER), "--automation-id", AUTOMATION_ID, "--checkout", str(repo), "--registry", str(world["registry"]))
+    ready = run_prompt(prompt)
+    assert ready["ok"] is True, ready
+    assert ready["automation_key"] == policy.automation_key(policy.HOST, REPOSITORY, PR_NUMBER, RUN_ID)
+
+    # Update and activate the stub; the first wakeup verifies the activation.
+    write_automation(world, "ACTIVE", ready["rendered_prompt"])
+    checkpoint = write(world, "prompt.json", prompt)
+    wake = ["state", "--checkpoint", checkpoint, "--checkout", str(repo), "--wakeup-id", WAKEUP, "--registry", str(world["registry"])]
+    state = collect(capsys, world, "--observed-at", at(120), *wake)
+    assert state["expected_prompt_sha256"] == ready["rendered_prompt_sha256"]
+    assert run_state(state, approved_hash=None, now=None)["action"] == "wait"
+
+    fake.add_issue_comment(USERS["codex_bot"], codex_body("clean_comment", head1), at(300))
+    state = collect(capsys, world, "--observed-at", at(360), *wake)
+    result = run_state(state, approved_hash=None, now=None)
+    assert (result["action"], result["reasons"]) == ("plan-finalization", ["codex-clean"])
+
+    report = collect(capsys, world, "--observed-at", at(360), "report", "--repository", REPOSITORY, "--pr", str(PR_NUMBER), "--run-id", RUN_ID)
+    assert run_state(report, approved_hash=None, now=None)["reasons"] == ["clean"]
+    assert not Path(str(world["gh"]) + ".ran").exists(), "the credential helper must never run while observing"
+
+
+def test_a_stale_evaluator_or_a_paused_automation_stops_the_wakeup(capsys, world):
+    fake, repo = world["fake"], world["repo"]
+    fake.add_request(0, at(60), sha=world["head0"])
+    prompt = samples.prompt_document()  # any accepted checkpoint shape for this repository will do
+    boot = prompt["bootstrap_snapshot"]
+    boot["state"].update(repository=REPOSITORY, pr_number=PR_NUMBER, run_id=RUN_ID, pr_url=f"https://github.com/{REPOSITORY}/pull/{PR_NUMBER}", head_branch="feature/loop", base_sha=world["base"], authenticated_user_id=USERS["loop_owner"]["id"], owned_automation_id=AUTOMATION_ID, evaluator_sha256="0" * 64)
+    write_automation(world, "PAUSED", "inert")
+    checkpoint = write(world, "prompt.json", prompt)
+    state = collect(capsys, world, "--observed-at", at(120), "state", "--checkpoint", checkpoint, "--checkout", str(repo), "--wakeup-id", WAKEUP, "--registry", str(world["registry"]))
+    result = run_state(state, approved_hash=None, now=None)
+    assert result["action"] == "state-inconsistency"
+    assert {"evaluator-digest-changed", "automation-not-active", "automation-prompt-mismatch"} <= set(result["reasons"])
+
+
+def test_collector_failures_print_nothing_on_standard_output(capsys, world):
+    fake = world["fake"]
+    fake.fail("GET", r"/pulls/7$", 502, times=10)
+    status = cli.main(["--api-url", fake.url, "report", "--repository", REPOSITORY, "--pr", str(PR_NUMBER), "--run-id", RUN_ID])
+    captured = capsys.readouterr()
+    assert status == 1 and captured.out == ""
+    assert json.loads(captured.err)["errors"][0]["code"] == "github-server-error"
+    assert cli.main(["report", "--repository", REPOSITORY, "--pr", "7", "--run-id", "nothex"]) == 2
+    assert capsys.readouterr().out == ""
+
+
+def test_recheck_paths_names_the_changed_path(capsys, world, tmp_path):
+    repo = world["repo"]
+    snapshot = collect(capsys, world, "initial", "--checkout", str(repo), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", "src/app.py", "--commit", "--push")
+    plan = write(world, "snapshot.json", snapshot)
+    assert collect(capsys, world, "recheck-paths", "--checkout", str(repo), "--document", plan) == {"ok": True, "paths": ["src/app.py"]}
+    (repo / "src" / "app.py").unlink()
+    os.symlink("/etc/passwd", repo / "src" / "app.py")
+    status = cli.main(["recheck-paths", "--checkout", str(repo), "--document", plan])
+    captured = capsys.readouterr()
+    assert status == 1 and captured.out == ""
+    error = json.loads(captured.err)["errors"][0]
+    assert error["code"] == "path-records-changed" and "src/app.py" in error["message"]
+
+
+def test_request_checkpoint_from_markers():
+    requests = [{"comment_id": 10, "created_at": "2026-11-29T10:00:00Z", "round": 0, "head_sha": "a" * 40, "body_sha256": "0" * 64}, {"comment_id": 20, "created_at": "2026-11-29T11:00:00+01:00", "round": 1, "head_sha": "b" * 40, "body_sha256": "0" * 64}]
+    checkpoint = request_checkpoint(requests, [])
+    assert checkpoint["fix_rounds"] == 1 and checkpoint["completed_request_keys"] == ["10:" + "a" * 40]
+    assert checkpoint["request_key"] == "20:" + "b" * 40 and checkpoint["request_deadline"] == "2026-11-29T10:30:00Z"
+    assert checkpoint["marker_anomalies"] == []
+    skipped = request_checkpoint([requests[1]], ["5"])
+    assert skipped["marker_anomalies"] == ["5", "20"]
+    assert request_checkpoint([], [])["request_key"] is None
+
+
+def test_thread_classes():
+    def entry(label, resolved=False, codex=True, addressed=None):
+        return {"thread": samples.thread(label), "is_resolved": resolved, "is_outdated": False, "root_is_codex": codex, "addressed_round": addressed}
+
+    classes = thread_classes([entry("a"), entry("b", addressed=1), entry("c", resolved=True), entry("d", codex=False), entry("e", codex=False, resolved=True)])
+    assert [t["id"] for t in classes["actionable_codex_threads"]] == ["PRRT_kwDOa"]
+    assert [t["id"] for t in classes["eligible_codex_threads"]] == ["PRRT_kwDOb"]
+    assert classes["non_codex_rooted_threads"] == 1

@@ -1,0 +1,74 @@
+"""references/errors.md lists every error code the evaluator can emit, and nothing else.
+
+Codes are collected from the source, not from a list someone keeps: every
+code literal given to Violation, PydanticCustomError, the parser's _Reject or
+a field _format, every literal written right before a JSON Pointer argument,
+the pydantic error map, and the CLI's own codes. Codes built at run time (a
+table row, an f-string) are covered by the fixtures' expected codes and by
+the f-string templates the stale check accepts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evaluator.models.common import _TYPE_ERRORS
+from tests.helpers import FIXTURES, ROOT, load
+
+CATALOGUE = ROOT / "references" / "errors.md"
+SOURCES = sorted((ROOT / "evaluator").rglob("*.py"))
+
+_CODE = r"([a-z0-9]+(?:-[a-z0-9]+)+)"
+EMITTING_CALL = re.compile(r"\b(?:Violation|PydanticCustomError|_Reject|_format)\(\s*\"" + _CODE + '"')
+BEFORE_POINTER = re.compile('"' + _CODE + r'",\s*(?:at|pointer)\(')
+FSTRING_CODE = re.compile(r'Violation\(\s*f"([a-z0-9{}_-]+)"')
+CODE_CELL = re.compile(r"^\|\s*`" + _CODE + r"`\s*\|", re.MULTILINE)
+FIXED = {"wrong-type", "internal-error", "usage-error"}
+
+
+def source_text() -> str:
+    return "\n".join(path.read_text(encoding="utf-8") for path in SOURCES)
+
+
+def emitted_codes() -> set[str]:
+    text = source_text()
+    return set(EMITTING_CALL.findall(text)) | set(BEFORE_POINTER.findall(text)) | set(_TYPE_ERRORS.values()) | FIXED
+
+
+def fixture_codes() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for expected in sorted(FIXTURES.glob("*/invalid/expected.json")):
+        for name, codes in load(expected).items():
+            for code in codes:
+                found.setdefault(code, set()).add(f"{expected.parent.parent.name}/{name}")
+    return found
+
+
+def documented_codes() -> set[str]:
+    return set(CODE_CELL.findall(CATALOGUE.read_text(encoding="utf-8")))
+
+
+def test_the_collector_finds_codes_of_every_kind():
+    codes = emitted_codes()
+    assert {"json-duplicate-key", "invalid-sha", "missing-key", "operations-mismatch", "review-template-marker-missing", "risk-guarantees-incomplete"} <= codes
+
+
+def test_every_emitted_code_is_catalogued():
+    missing = sorted(emitted_codes() - documented_codes())
+    assert not missing, f"add a `code` row to references/errors.md for: {missing}"
+
+
+def test_every_fixture_code_is_catalogued():
+    missing = {code: sorted(where) for code, where in fixture_codes().items() if code not in documented_codes()}
+    assert not missing, f"fixtures expect codes references/errors.md does not list: {missing}"
+
+
+def test_every_catalogued_code_is_still_emitted():
+    text = source_text()
+    templates = [re.compile(re.sub(r"\\\{[a-z_]+\\\}", "[a-z0-9-]+", re.escape(t)) + "$") for t in FSTRING_CODE.findall(text)]
+    stale = sorted(
+        code
+        for code in documented_codes()
+        if f'"{code}"' not in text and code not in _TYPE_ERRORS.values() and not any(t.match(code) for t in templates)
+    )
+    assert not stale, f"references/errors.md lists codes the evaluator no longer emits: {stale}"

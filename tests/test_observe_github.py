@@ -1,0 +1,682 @@
+"""The GitHub observer against a fake GitHub on 127.0.0.1 (tests/fakegithub.py).
+
+ghapi talks real HTTP to the fake; nothing of ours is mocked. Each scenario
+builds PR state from recorded payload shapes (fixtures/github) and checks the
+normalized document; each fault must raise GitHubObservationError and never
+return a document; no output may contain the token.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from evaluator.canonical import digest, text_digest
+from observe import github_gates
+from observe.codex_signals import parse_summary_rows
+from observe.github import observe_pull_request
+from observe.github_client import GitHubClient
+from observe.github_errors import ERROR_CODES, GitHubObservationError
+from observe.github_token import resolve_token
+from observe.loop_markers import classify_issue_comment, reply_round
+
+from fakegithub import (
+    BODIES, OTHER_RUN_ID, PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, USERS, FakeGitHub, at, codex_body, fixture, request_body, sha_for,
+)
+
+CODEX, REACTOR, LOOKALIKE = USERS["codex_bot"], USERS["codex_as_reactor"], USERS["lookalike_bot"]
+OWNER_USER, REVIEWER, STRANGER = USERS["loop_owner"], USERS["human_reviewer"], USERS["other_human"]
+
+DOCUMENT_KEYS = {
+    "authenticated_user_id", "pull_request", "base_tip_sha", "head_tip_sha", "requests", "marker_anomalies", "claims", "responses",
+    "unavailable_replies", "summary_rows", "plus_one_reactions", "threads", "gates", "open_prs_sha256",
+}
+PULL_REQUEST_KEYS = {
+    "number", "url", "state", "is_draft", "same_repository", "repository", "base_branch", "head_branch", "head_sha", "title_sha256", "body_sha256",
+}
+RESPONSE_KEYS = {
+    "body_sha256", "bot_id", "bot_type", "commit_sha", "content_version_at", "created_at", "id", "source", "trigger_request_comment_id",
+    "zero_findings_signal",
+}
+
+
+@pytest.fixture(scope="module")
+def server():
+    fake = FakeGitHub().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def fake(server):
+    server.reset()
+    return server
+
+
+_SLEEPS: list[float] = []
+
+
+@pytest.fixture(scope="module")
+def shared_client(server, tmp_path_factory):
+    """One client for most tests: building a GhApi costs about half a second.
+
+    Its ETag cache carries over between tests, as it does between wakeups;
+    that is sound because the fake's ETags are digests of the exact body.
+    """
+    client = GitHubClient(REPOSITORY, host=server.url, token=TOKEN, cache_dir=tmp_path_factory.mktemp("cache"), timeout=3.0, environ={}, sleep=_SLEEPS.append)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def sleeps():
+    _SLEEPS.clear()
+    return _SLEEPS
+
+
+@pytest.fixture
+def client(fake, shared_client, sleeps):
+    shared_client.reset_stats()
+    return shared_client
+
+
+@pytest.fixture
+def make_client(fake, tmp_path, sleeps):
+    clients = []
+
+    def make(**options):
+        options.setdefault("token", TOKEN)
+        options.setdefault("cache_dir", tmp_path / "cache")
+        options.setdefault("timeout", 3.0)
+        options.setdefault("environ", {})
+        options.setdefault("sleep", sleeps.append)
+        client = GitHubClient(REPOSITORY, host=fake.url, **options)
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+def observe(client):
+    return observe_pull_request(client, REPOSITORY, PR_NUMBER, RUN_ID)
+
+
+def assert_token_absent(*values):
+    for value in values:
+        text = value if isinstance(value, str) else json.dumps(value, default=repr)
+        assert TOKEN not in text
+
+
+# -- scenarios ----------------------------------------------------------------
+
+
+def test_no_response_yet_gives_the_exact_document_shape(fake, client):
+    request = fake.add_request(0, at(10))
+    fake.add_issue_comment(STRANGER, "LGTM, waiting for the bot", at(20))
+
+    document = observe(client)
+
+    assert set(document) == DOCUMENT_KEYS
+    assert set(document["pull_request"]) == PULL_REQUEST_KEYS
+    assert document["authenticated_user_id"] == OWNER_USER["id"]
+    assert document["pull_request"] == {
+        "number": PR_NUMBER,
+        "url": f"https://github.com/{REPOSITORY}/pull/{PR_NUMBER}",
+        "state": "open",
+        "is_draft": False,
+        "same_repository": True,
+        "repository": REPOSITORY.lower(),
+        "base_branch": "main",
+        "head_branch": "feature/loop",
+        "head_sha": fake.head_sha,
+        "title_sha256": text_digest("Loop: tighten retries"),
+        "body_sha256": text_digest("Makes retries bounded."),
+    }
+    assert document["base_tip_sha"] == fake.base_sha
+    assert document["head_tip_sha"] == fake.head_sha
+    assert document["requests"] == [
+        {"comment_id": request["id"], "created_at": at(10), "round": 0, "head_sha": fake.head_sha, "body_sha256": text_digest(request["body"])}
+    ]
+    for key in ("marker_anomalies", "claims", "responses", "unavailable_replies", "summary_rows", "plus_one_reactions", "threads"):
+        assert document[key] == [], key
+    assert document["gates"] == {"approvals": "pass", "branch_protection": "pass", "checks": "pass", "mergeability": "pass"}
+    open_prs = [{"number": PR_NUMBER, "head_branch": "feature/loop", "head_sha": fake.head_sha, "base_branch": "main", "same_repository": True}]
+    assert document["open_prs_sha256"] == digest(open_prs)
+    assert_token_absent(document, client.stats)
+
+
+def test_findings_review_and_inline_comments_are_responses(fake, client):
+    request = fake.add_request(0, at(10))
+    head = fake.head_sha
+    review = fake.add_review(CODEX, codex_body("findings_review", head), "COMMENTED", head, at(100))
+    # commit_id moves to the newest head; original_commit_id is what the finding was written against.
+    p1 = fake.add_review_comment(CODEX, BODIES["finding_comment_p1"], head, at(101), commit_id=sha_for("later"), review_id=review["id"])
+    p2 = fake.add_review_comment(CODEX, BODIES["finding_comment_p2"], head, at(101), review_id=review["id"])
+    thread = fake.add_thread(CODEX, BODIES["finding_comment_p1"], at(101), path="src/retry.py", line=12)
+    fake.add_thread(REVIEWER, "Why not a constant?", at(150), resolved=True, line=None)
+
+    document = observe(client)
+
+    responses = document["responses"]
+    assert [(r["source"], r["id"]) for r in responses] == [("review", str(review["id"])), ("review-comment", str(p1["id"])), ("review-comment", str(p2["id"]))]
+    assert all(set(r) == RESPONSE_KEYS for r in responses)
+    assert {r["commit_sha"] for r in responses} == {head}
+    assert {r["trigger_request_comment_id"] for r in responses} == {request["id"]}
+    assert not any(r["zero_findings_signal"] for r in responses)
+    assert responses[0]["body_sha256"] == text_digest(review["body"]) and responses[0]["created_at"] == at(100) == responses[0]["content_version_at"]
+    assert all(r["bot_id"] == 199175422 and r["bot_type"] == "Bot" for r in responses)
+    codex_thread = next(t for t in document["threads"] if t["thread"]["id"] == thread["id"])
+    assert codex_thread == {
+        "thread": {
+            "body_sha256": text_digest(BODIES["finding_comment_p1"]),
+            "content_version_at": at(101),
+            "id": thread["id"],
+            "position_sha256": digest({"diff_side": "RIGHT", "line": 12, "original_line": 12, "path": "src/retry.py", "start_line": None}),
+            "root_comment_id": thread["comments"][0]["id"],
+        },
+        "is_resolved": False,
+        "is_outdated": False,
+        "root_is_codex": True,
+        "addressed_round": None,
+    }
+    assert [t["root_is_codex"] for t in document["threads"]].count(False) == 1
+
+
+def test_plus_one_reaction_by_codex_counts_and_look_alikes_do_not(fake, client):
+    fake.add_request(0, at(10))
+    genuine = fake.add_reaction(REACTOR, "+1", at(60))  # reactions endpoint reports the bot as "User"
+    fake.add_reaction(LOOKALIKE, "+1", at(61))
+    fake.add_reaction(STRANGER, "+1", at(62))
+    fake.add_reaction(REACTOR, "eyes", at(5))
+
+    document = observe(client)
+
+    assert document["plus_one_reactions"] == [{"id": str(genuine["id"]), "created_at": at(60)}]
+    assert document["responses"] == []
+
+
+def test_clean_comment_is_a_zero_findings_response_bound_to_the_requested_head(fake, client):
+    old_head = fake.head_sha
+    fake.add_request(0, at(10), sha=old_head)
+    fake.force_push(sha_for("head-2"))
+    second = fake.add_request(1, at(200))
+    clean = fake.add_issue_comment(CODEX, codex_body("clean_comment", fake.head_sha), at(260))
+
+    document = observe(client)
+
+    assert document["responses"] == [
+        {
+            "body_sha256": text_digest(clean["body"]),
+            "bot_id": 199175422,
+            "bot_type": "Bot",
+            "commit_sha": fake.head_sha,  # "**Reviewed commit:** `<sha10>`" expanded against the requests
+            "content_version_at": at(260),
+            "created_at": at(260),
+            "id": str(clean["id"]),
+            "source": "issue-comment",
+            "trigger_request_comment_id": second["id"],
+            "zero_findings_signal": True,
+        }
+    ]
+
+
+def test_trigger_is_the_latest_request_strictly_before_the_response_as_instants(fake, client):
+    first = fake.add_request(0, at(10))
+    # 10:05:00+02:00 is 08:05:00Z: earlier than the first request, though it sorts later as text.
+    fake.add_issue_comment(OWNER_USER, request_body(1, fake.head_sha), "2026-10-01T10:05:00+02:00")
+    same_instant = fake.add_request(2, at(100))
+    response = fake.add_issue_comment(CODEX, codex_body("clean_comment", fake.head_sha), at(100))
+
+    document = observe(client)
+
+    assert document["responses"][0]["id"] == str(response["id"])
+    assert document["responses"][0]["trigger_request_comment_id"] == first["id"]
+    assert [r["comment_id"] for r in document["requests"]] == sorted(r["comment_id"] for r in document["requests"])
+    assert same_instant["id"] in [r["comment_id"] for r in document["requests"]]
+
+
+@pytest.mark.parametrize("body_name, status", [("summary_running", "running"), ("summary_completed", "completed"), ("summary_failed", "failed")])
+def test_summary_rows_are_read_and_are_not_responses(fake, client, body_name, status):
+    fake.add_request(0, at(10))
+    summary = fake.add_issue_comment(CODEX, codex_body(body_name, fake.head_sha), at(15), at(300))
+
+    document = observe(client)
+
+    assert document["summary_rows"] == [{"comment_id": str(summary["id"]), "status": status, "head_sha": fake.head_sha, "content_version_at": at(300)}]
+    assert document["responses"] == []
+
+
+def test_summary_row_for_an_unrequested_head_has_a_null_sha(fake, client):
+    fake.add_request(0, at(10))
+    fake.add_issue_comment(CODEX, codex_body("summary_completed", sha_for("never-requested")), at(15))
+
+    assert observe(client)["summary_rows"][0]["head_sha"] is None
+
+
+def test_summary_parser_keeps_code_review_rows_and_rejects_unknown_statuses():
+    sha = sha_for("x")
+    assert parse_summary_rows(1, codex_body("summary_with_security_row", sha)) == [("completed", sha[:7])]
+    with pytest.raises(GitHubObservationError) as info:
+        parse_summary_rows(1, codex_body("summary_unknown_status", sha))
+    assert info.value.code == "github-unrecognised-codex-summary"
+    for broken in ("<!-- codex-pull-request-review-summary -->\nno table", codex_body("summary_completed", sha).replace("`" + sha[:7] + "`", "abc")):
+        with pytest.raises(GitHubObservationError):
+            parse_summary_rows(1, broken)
+
+
+def test_an_unrecognised_summary_fails_the_whole_observation(fake, client):
+    fake.add_request(0, at(10))
+    fake.add_issue_comment(CODEX, codex_body("summary_unknown_status", fake.head_sha), at(15))
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(client)
+    assert info.value.code == "github-unrecognised-codex-summary"
+
+
+@pytest.mark.parametrize("body_name, kind", [("usage_limit", "usage-limit"), ("no_environment", "no-environment"), ("workspace_deactivated", "workspace-deactivated")])
+def test_unavailable_replies_are_neither_findings_nor_clean(fake, client, body_name, kind):
+    fake.add_request(0, at(10))
+    reply = fake.add_issue_comment(CODEX, BODIES[body_name], at(30))
+
+    document = observe(client)
+
+    assert document["unavailable_replies"] == [{"id": str(reply["id"]), "created_at": at(30), "kind": kind}]
+    assert document["responses"] == [] and document["summary_rows"] == []
+
+
+def test_forged_codex_signals_are_ignored(fake, client):
+    request = fake.add_request(0, at(10))
+    head = fake.head_sha
+    fake.add_issue_comment(LOOKALIKE, codex_body("clean_comment", head), at(20))
+    fake.add_issue_comment(LOOKALIKE, codex_body("summary_completed", head), at(21))
+    fake.add_issue_comment(LOOKALIKE, BODIES["usage_limit"], at(22))
+    fake.add_review(LOOKALIKE, codex_body("findings_review", head), "COMMENTED", head, at(23))
+    fake.add_issue_comment({**CODEX, "type": "User"}, codex_body("clean_comment", head), at(24))  # right id, wrong type
+    fake.add_issue_comment(STRANGER, request_body(5, head), at(25))  # someone else's copy of our marker
+    fake.add_thread(LOOKALIKE, BODIES["finding_comment_p1"], at(26))
+
+    document = observe(client)
+
+    assert [r["comment_id"] for r in document["requests"]] == [request["id"]]
+    assert document["marker_anomalies"] == []
+    for key in ("responses", "unavailable_replies", "summary_rows", "plus_one_reactions"):
+        assert document[key] == [], key
+    assert document["threads"][0]["root_is_codex"] is False
+
+
+def test_marker_anomalies_and_claims(fake, client):
+    head = fake.head_sha
+    valid = fake.add_request(0, at(10))
+    doubled = fake.add_issue_comment(OWNER_USER, request_body(1, head) + "\n" + request_body(2, head), at(11))
+    upper = fake.add_issue_comment(OWNER_USER, request_body(1, head.upper()), at(12))
+    padded = fake.add_issue_comment(OWNER_USER, request_body(1, head).replace("round=1", "round=01"), at(13))
+    prose = fake.add_issue_comment(OWNER_USER, f"I removed the github-codex-pr-loop-request marker of run {RUN_ID}", at(14))
+    fake.add_issue_comment(OWNER_USER, request_body(3, head, run_id=OTHER_RUN_ID), at(15))  # another run: not ours to judge
+    plan, wakeup = "ab" * 32, "cd" * 16
+    claim = fake.add_issue_comment(
+        OWNER_USER, f"Claiming.\n<!-- github-codex-pr-loop-claim run={RUN_ID} kind=remediation plan={plan} request={valid['id']}:{head} wakeup={wakeup} -->", at(16)
+    )
+    mixed = fake.add_issue_comment(OWNER_USER, claim["body"] + "\n" + request_body(4, head), at(17))
+
+    document = observe(client)
+
+    assert [r["comment_id"] for r in document["requests"]] == [valid["id"]]
+    assert document["marker_anomalies"] == [str(c["id"]) for c in (doubled, upper, padded, prose, mixed)]
+    assert document["claims"] == [
+        {"comment_id": claim["id"], "created_at": at(16), "kind": "remediation", "plan_hash": plan, "request_key": f"{valid['id']}:{head}", "wakeup_id": wakeup}
+    ]
+
+
+def test_marker_parsing_is_exact():
+    sha = sha_for("m")
+    assert classify_issue_comment(request_body(12, sha), RUN_ID).kind == "request"
+    assert classify_issue_comment(request_body(12, sha).replace(" -->", "  -->"), RUN_ID).kind == "anomaly"
+    assert classify_issue_comment("no markers here", RUN_ID).kind == "none"
+    assert reply_round(f"Fixed.\n<!-- github-codex-pr-loop-reply run={RUN_ID} round=3 -->", RUN_ID) == 3
+    assert reply_round(f"<!-- github-codex-pr-loop-reply run={RUN_ID} round=3 --><!-- github-codex-pr-loop-reply run={RUN_ID} round=4 -->", RUN_ID) is None
+
+
+def test_edited_comment_changes_content_version_even_with_a_warm_cache(fake, client):
+    fake.add_request(0, at(10))
+    comment = fake.add_issue_comment(CODEX, codex_body("clean_comment", fake.head_sha), at(60))
+    before = observe(client)
+
+    comment.update({"body": comment["body"] + "\n\nEdit: also checked the docs.", "updated_at": at(900)})
+    after = observe(client)
+
+    old, new = before["responses"][0], after["responses"][0]
+    assert (old["content_version_at"], new["content_version_at"]) == (at(60), at(900))
+    assert old["created_at"] == new["created_at"] == at(60)
+    assert old["body_sha256"] != new["body_sha256"] == text_digest(comment["body"])
+
+
+def test_force_push_moves_the_head(fake, client):
+    first_head = fake.head_sha
+    fake.add_request(0, at(10))
+    fake.add_review(CODEX, codex_body("findings_review", first_head), "COMMENTED", first_head, at(100))
+    before = observe(client)
+
+    fake.force_push(sha_for("rewritten"))
+    after = observe(client)
+
+    assert before["pull_request"]["head_sha"] == before["head_tip_sha"] == first_head
+    assert after["pull_request"]["head_sha"] == after["head_tip_sha"] == sha_for("rewritten")
+    assert after["responses"][0]["commit_sha"] == first_head  # the review still names what it reviewed
+    assert before["open_prs_sha256"] != after["open_prs_sha256"]
+
+
+def test_deleted_head_branch_gives_a_null_head_tip(fake, client):
+    fake.refs.pop((REPOSITORY.lower(), "feature/loop"))
+    assert observe(client)["head_tip_sha"] is None
+
+
+@pytest.mark.parametrize("merged, expected", [(False, "closed"), (True, "merged")])
+def test_closed_and_merged_pull_requests(fake, client, merged, expected):
+    fake.pull.update({"state": "closed", "merged": merged, "mergeable": None, "mergeable_state": "unknown"})
+    fake.add_open_pull(9, "other", sha_for("other"))
+
+    document = observe(client)
+
+    assert document["pull_request"]["state"] == expected
+    assert document["gates"]["mergeability"] == "fail"
+    others = [{"number": 9, "head_branch": "other", "head_sha": sha_for("other"), "base_branch": "main", "same_repository": True}]
+    assert document["open_prs_sha256"] == digest(others)
+
+
+def test_fork_pull_request_is_not_same_repository(fake, client):
+    fake.pull["head"]["repo"] = None  # a deleted fork
+
+    document = observe(client)
+
+    assert document["pull_request"]["same_repository"] is False
+    assert document["head_tip_sha"] is None
+
+
+def test_250_threads_arrive_over_three_graphql_pages(fake, client):
+    fake.add_request(0, at(10))
+    for index in range(250):
+        root = CODEX if index % 2 == 0 else REVIEWER
+        replies = [(OWNER_USER, f"Fixed.\n<!-- github-codex-pr-loop-reply run={RUN_ID} round={index % 3} -->", at(500 + index))] if index % 5 == 0 else []
+        fake.add_thread(root, f"finding {index}", at(100 + index), thread_id=f"PRRT_{index:05d}", resolved=index % 7 == 0, line=index + 1, replies=replies)
+
+    document = observe(client)
+
+    threads = document["threads"]
+    assert len(threads) == 250
+    assert [t["thread"]["id"] for t in threads] == sorted(f"PRRT_{index:05d}" for index in range(250))
+    assert threads[10]["root_is_codex"] and not threads[11]["root_is_codex"]
+    assert threads[10]["addressed_round"] == 1 and threads[11]["addressed_round"] is None
+    assert threads[7]["is_resolved"] and not threads[8]["is_resolved"]
+    assert client.stats["graphql_requests"] == 3 and client.stats["graphql_points"] == 3
+
+
+def test_long_thread_comments_are_paged_and_only_our_reply_markers_count(fake, client):
+    replies = [(REVIEWER, f"comment {index}", at(200 + index)) for index in range(149)]
+    replies[20] = (OWNER_USER, f"<!-- github-codex-pr-loop-reply run={RUN_ID} round=1 -->", at(220))
+    replies[130] = (OWNER_USER, f"<!-- github-codex-pr-loop-reply run={RUN_ID} round=2 -->", at(330))
+    replies[140] = (STRANGER, f"<!-- github-codex-pr-loop-reply run={RUN_ID} round=9 -->", at(340))
+    replies[141] = (OWNER_USER, f"<!-- github-codex-pr-loop-reply run={OTHER_RUN_ID} round=8 -->", at(341))
+    fake.add_thread(CODEX, BODIES["finding_comment_p1"], at(100), replies=replies, last_edited_at=at(150))
+
+    thread = observe(client)["threads"][0]
+
+    assert thread["addressed_round"] == 2
+    assert thread["thread"]["content_version_at"] == at(150)
+    assert client.stats["graphql_requests"] == 2
+
+
+def test_rest_lists_are_read_to_the_last_page(fake, client):
+    first = fake.add_request(0, at(1))
+    for index in range(240):
+        fake.add_issue_comment(STRANGER, f"chatter {index}", at(2 + index))
+    last = fake.add_request(1, at(300))
+
+    document = observe(client)
+
+    assert [r["comment_id"] for r in document["requests"]] == [first["id"], last["id"]]
+    assert len(fake.requests_to(r"/issues/7/comments")) == 3
+
+
+def test_a_full_last_page_is_fetched_again_rather_than_revalidated(fake, client):
+    fake.add_request(0, at(1))
+    for index in range(99):
+        fake.add_issue_comment(STRANGER, f"chatter {index}", at(2 + index))
+    assert observe(client)["responses"] == []
+
+    fake.add_issue_comment(CODEX, codex_body("clean_comment", fake.head_sha), at(500))  # the 101st comment: page 1 is unchanged
+
+    assert observe(client)["responses"][0]["zero_findings_signal"] is True
+
+
+# -- gates ----------------------------------------------------------------------
+
+
+def protection_rules(**overrides):
+    rules = fixture("rest/branch-protection.json")
+    rules.update({"lock_branch": {"enabled": False}, "required_conversation_resolution": {"enabled": False}})
+    rules["required_status_checks"]["contexts"] = ["ci/test"]
+    rules["required_pull_request_reviews"].update({"required_approving_review_count": 1, "require_code_owner_reviews": False, "require_last_push_approval": True})
+    rules.update(overrides)
+    return rules
+
+
+def test_gates_from_the_recorded_branch_protection_example(fake, client):
+    fake.protection = fixture("rest/branch-protection.json")  # locked branch, two code-owner approvals
+
+    gates = observe(client)["gates"]
+
+    assert gates == {"approvals": "pending", "branch_protection": "fail", "checks": "pass", "mergeability": "pass"}
+
+
+def test_gates_pass_when_every_requirement_is_met(fake, client):
+    fake.protection = protection_rules(required_conversation_resolution={"enabled": True})
+    fake.add_check_run("ci/test")
+    fake.add_status("deploy/preview", "success")
+    fake.add_review(REVIEWER, "", "APPROVED", fake.head_sha, at(50))
+    fake.add_thread(CODEX, "finding", at(40), resolved=True)
+
+    assert observe(client)["gates"] == {"approvals": "pass", "branch_protection": "pass", "checks": "pass", "mergeability": "pass"}
+
+
+def test_gates_wait_fail_and_admit_ignorance(fake, client):
+    fake.protection = protection_rules(required_conversation_resolution={"enabled": True})
+    fake.add_check_run("ci/lint", status="in_progress", conclusion=None)
+    fake.add_review(REVIEWER, "", "APPROVED", sha_for("older push"), at(50))  # last-push approval required
+    fake.add_thread(CODEX, "finding", at(40))
+    fake.pull.update({"mergeable": None, "mergeable_state": "unknown"})
+
+    assert observe(client)["gates"] == {"approvals": "pending", "branch_protection": "pending", "checks": "pending", "mergeability": "pending"}
+
+    fake.add_status("ci/test", "failure")
+    fake.add_review(STRANGER, "Please split this.", "CHANGES_REQUESTED", fake.head_sha, at(60))
+    fake.pull.update({"mergeable": False, "mergeable_state": "dirty"})
+    assert observe(client)["gates"] == {"approvals": "fail", "branch_protection": "fail", "checks": "fail", "mergeability": "fail"}
+
+    fake.protection = 403  # protected, but this token may not read the rules
+    gates = observe(client)["gates"]
+    assert (gates["approvals"], gates["branch_protection"]) == ("fail", "unknown")
+
+
+@pytest.mark.parametrize(
+    "runs, statuses, expected",
+    [
+        ([], [], "pass"),
+        ([{"name": "a", "status": "completed", "conclusion": "skipped"}], [{"context": "b", "state": "success"}], "pass"),
+        ([{"name": "a", "status": "queued", "conclusion": None}], [], "pending"),
+        ([], [{"context": "b", "state": "pending"}], "pending"),
+        ([{"name": "a", "status": "completed", "conclusion": "timed_out"}], [{"context": "b", "state": "pending"}], "fail"),
+        ([], [{"context": "b", "state": "error"}], "fail"),
+        ([{"name": "a", "status": "completed", "conclusion": "something-new"}], [], "unknown"),
+    ],
+)
+def test_checks_gate_table(runs, statuses, expected):
+    assert github_gates.checks_gate(runs, statuses) == expected
+
+
+@pytest.mark.parametrize(
+    "state, mergeable, mergeable_state, expected",
+    [("open", True, "clean", "pass"), ("open", True, "unstable", "pass"), ("open", True, "blocked", "pending"), ("open", None, "unknown", "pending"),
+     ("open", True, "behind", "fail"), ("open", False, "dirty", "fail"), ("merged", None, "unknown", "fail"), ("open", True, "novel", "unknown")],
+)
+def test_mergeability_gate_table(state, mergeable, mergeable_state, expected):
+    assert github_gates.mergeability_gate(state, mergeable, mergeable_state) == expected
+
+
+# -- faults: each raises, never returns a document, never shows the token ----------
+
+
+def comments(fake, count):
+    fake.add_request(0, at(1))
+    for index in range(count):
+        fake.add_issue_comment(STRANGER, f"chatter {index}", at(2 + index))
+
+
+FAULTS = {
+    "http-500": (lambda fake: fake.fail("GET", r"/pulls/7$", 500, times=99, echo_authorization=True), "github-server-error", [1.0, 2.0, 4.0]),
+    "http-502": (lambda fake: fake.fail("GET", r"/issues/7/comments", 502, times=99), "github-server-error", [1.0, 2.0, 4.0]),
+    "read-timeout": (lambda fake: fake.stall("GET", r"^/user$", 1.0, times=99), "github-timeout", [1.0]),
+    "primary-rate-limit": (
+        lambda fake: fake.fail("GET", r"/reviews", 403, times=99, headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(fake.rate_reset)},
+                               body=b'{"message":"API rate limit exceeded for user ID 4242."}'),
+        "github-rate-limited", [],  # an hour away is beyond the wait cap: fail now, do not sleep
+    ),
+    "secondary-429": (lambda fake: fake.fail("GET", r"/reactions", 429, times=99, headers={"Retry-After": "7"}), "github-rate-limited", [7.0, 7.0, 7.0]),
+    "truncated-page": (lambda fake: (comments(fake, 150), fake.truncate("GET", r"/issues/7/comments\?.*page=2")), "github-malformed-json", []),
+    "malformed-json": (lambda fake: fake.corrupt("GET", r"/pulls/7/reviews", b'[{"id": 1,, }]'), "github-malformed-json", []),
+    "graphql-errors": (lambda fake: fake.graphql_errors(), "github-graphql-errors", []),
+    "missing-page": (lambda fake: (comments(fake, 150), fake.fail("GET", r"/issues/7/comments\?.*page=2", 404)), "github-incomplete-pagination", []),
+    "count-mismatch": (lambda fake: (fake.add_check_run("ci"), setattr(fake, "check_runs_total_override", 2)), "github-incomplete-pagination", []),
+    "graphql-cursor-missing": (
+        lambda fake: ([fake.add_thread(CODEX, "x", at(i)) for i in range(101)], setattr(fake, "thread_page_drops_cursor", True)),
+        "github-incomplete-pagination", [],
+    ),
+    "next-link-to-another-host": (lambda fake: (comments(fake, 150), setattr(fake, "link_host", "http://127.0.0.2:9")), "github-incomplete-pagination", []),
+    "bad-credentials": (lambda fake: setattr(fake, "token", "ghp_somebodyElse"), "github-unauthorized", []),
+}
+
+
+@pytest.mark.parametrize("name", list(FAULTS))
+def test_faults_raise_and_never_return_a_document(fake, client, make_client, sleeps, name):
+    inject, code, expected_sleeps = FAULTS[name]
+    inject(fake)
+    if name == "read-timeout":
+        client = make_client(timeout=0.3, max_attempts=2)
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(client)
+
+    assert info.value.code == code
+    assert sleeps == expected_sleeps
+    assert_token_absent(str(info.value), repr(info.value), info.value.message, client.stats)
+
+
+def test_a_transient_502_is_retried(fake, client, sleeps):
+    fake.add_request(0, at(1))
+    fake.fail("GET", r"/pulls/7$", 502)
+
+    assert observe(client)["requests"]
+    assert sleeps == [1.0] and client.stats["retries"] == 1
+
+
+def test_a_primary_limit_is_waited_out_until_the_reset(fake, make_client, sleeps):
+    now = 1_900_000_000
+    fake.fail("GET", r"^/user$", 403, headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(now + 5)}, body=b'{"message":"API rate limit exceeded"}')
+
+    observe(make_client(clock=lambda: now))
+
+    assert sleeps == [5.0]
+
+
+def test_every_error_code_is_kebab_case():
+    assert all(code == code.lower() and " " not in code and code.startswith("github-") for code in ERROR_CODES)
+    with pytest.raises(ValueError):
+        GitHubObservationError("not-a-code", "x")
+
+
+# -- ETag cache -------------------------------------------------------------------
+
+
+def test_an_unchanged_pull_request_is_answered_by_304s(fake, make_client, tmp_path):
+    fake.add_request(0, at(10))
+    fake.add_review(CODEX, codex_body("findings_review", fake.head_sha), "COMMENTED", fake.head_sha, at(100))
+    fake.add_thread(CODEX, BODIES["finding_comment_p1"], at(100))
+    fake.add_check_run("ci/test")
+    fake.protection = protection_rules()
+    cold_client = make_client()
+    cold = observe(cold_client)
+    points_before = fake.rate_used
+
+    warm_client = make_client()  # a later wakeup: a new process, the same cache directory
+    warm = observe(warm_client)
+
+    assert warm == cold
+    stats = warm_client.stats
+    assert stats["rest_points"] == 0 and stats["rest_not_modified"] == stats["rest_requests"] == cold_client.stats["rest_requests"]
+    assert stats["graphql_requests"] == 1
+    assert fake.rate_used == points_before  # the server agrees: no primary points spent
+    cache_bytes = b"".join(path.read_bytes() for path in (tmp_path / "cache").rglob("*") if path.is_file())
+    assert cache_bytes and TOKEN.encode() not in cache_bytes
+
+
+def test_the_cache_is_keyed_by_token_identity(fake, make_client):
+    fake.add_request(0, at(10))
+    observe(make_client())
+
+    fake.token = "ghp_aDifferentIdentity000000000000000000000"
+    other = make_client(token=fake.token)
+    observe(other)
+
+    assert other.stats["rest_not_modified"] == 0
+
+
+# -- token handling ---------------------------------------------------------------
+
+
+def test_token_sources_in_order():
+    environ = {"GH_TOKEN": "from-gh-token", "GITHUB_TOKEN": "from-github-token"}
+    assert resolve_token("explicit", environ=environ) == "explicit"
+    assert resolve_token(None, environ=environ) == "from-gh-token"
+    assert resolve_token(None, environ={"GITHUB_TOKEN": "from-github-token"}) == "from-github-token"
+    with pytest.raises(GitHubObservationError) as info:
+        resolve_token("two words\n", environ={})
+    assert info.value.code == "github-token-missing" and "two words" not in str(info.value)
+
+
+def write_fake_gh(directory: Path, script: str) -> None:
+    gh = directory / "gh"
+    gh.write_text("#!/bin/sh\n" + script)
+    gh.chmod(gh.stat().st_mode | stat.S_IXUSR)
+
+
+def test_token_from_the_gh_cli(tmp_path, monkeypatch):
+    write_fake_gh(tmp_path, 'test "$4" = "github.com" && echo gho_fromTheCli\n')
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert resolve_token(None, environ={}) == "gho_fromTheCli"
+
+    write_fake_gh(tmp_path, "echo 'gho_leakedInStderr' >&2; exit 4\n")
+    with pytest.raises(GitHubObservationError) as info:
+        resolve_token(None, environ={})
+    assert info.value.code == "github-token-missing" and "gho_" not in str(info.value)
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(GitHubObservationError) as info:
+        resolve_token(None, environ={})
+    assert info.value.code == "github-token-missing"
+
+
+def test_the_client_reads_the_environment_token_and_never_shows_it(fake, tmp_path):
+    fake.add_request(0, at(10))
+    client = GitHubClient(REPOSITORY, host=fake.url, cache_dir=tmp_path, environ={"GITHUB_TOKEN": TOKEN}, sleep=lambda _: None)
+    try:
+        document = observe(client)
+        assert_token_absent(document, client.stats, repr(client))
+        assert document["requests"]
+    finally:
+        client.close()
+    assert os.environ.get("NO_PROXY")  # tests never leave loopback
