@@ -108,9 +108,27 @@ def _action_details(action: str, state: Any, facts: Any, plan_violations: list[V
     return details
 
 
-def run_state(document: dict[str, Any], *, approved_hash: str | None, now: str | None, **_: Any) -> dict[str, Any]:
+def run_state(document: dict[str, Any], *, approved_hash: str | None, now: str | None, risk_record: dict | None = None, **_: Any) -> dict[str, Any]:
     result, found = evaluate_state(document, approved_hash, now)
-    return result if result is not None else _rejected("state", found)
+    if result is None:
+        return _rejected("state", found)
+    if risk_record is not None:
+        found = _state_risk_violations(document, risk_record)
+        if found:
+            return _rejected("state", found)
+    return result
+
+
+def _state_risk_violations(document: dict[str, Any], risk_record: dict) -> list[Violation]:
+    """A record supplied with --state is checked against the remediation plan's execution boundary."""
+    from .models.recurring import RemediationManifest
+    from .rules.risk import risk_record_violations
+
+    raw = document.get("remediation_manifest")
+    if raw is None:
+        return [Violation("risk-acceptance-unexpected", "/remediation_manifest", "a risk acceptance record applies to a remediation plan, and the state carries none")]
+    manifest = RemediationManifest.model_validate(raw)
+    return risk_record_violations(risk_record, manifest.execution, raw["execution"], manifest.commands, manifest.run_id, document["authenticated_user_id"], ("remediation_manifest", "execution"))
 
 
 def run_prompt(document: dict[str, Any], **_: Any) -> dict[str, Any]:

@@ -105,3 +105,40 @@ def test_now_defaults_to_observed_at_and_flag_overrides():
     assert run_state(state, approved_hash=None, now=None)["action"] == "wait"
     assert run_state(state, approved_hash=None, now="2026-11-29T11:30:00+01:00")["action"] == "wait"  # same instant as 10:30Z
     assert run_state(state, approved_hash=None, now="2026-11-29T11:30:01+01:00")["action"] == "request-timeout"
+
+
+def test_risk_acceptance_record_is_verified_against_the_remediation_plan():
+    import copy
+
+    from evaluator.canonical import digest
+    from evaluator import policy
+    from tools import samples, state_scenarios
+
+    state = state_scenarios.remediation_planned()
+    manifest = state["remediation_manifest"]
+    manifest["execution"]["isolation"] = policy.EXPLICIT_RISK
+    manifest["execution"]["git"].update(profile=policy.EXPLICIT_RISK_PROFILE, hooks_disabled=False, active_clean_filters=["lfs"])
+    record = samples.risk_acceptance_record({"authenticated_user_id": state["authenticated_user_id"], "commands": manifest["commands"], "execution_boundary": manifest["execution"]})
+    manifest["execution"]["risk_acceptance_sha256"] = digest(record)
+    state["execution_boundary"] = copy.deepcopy(manifest["execution"])
+    state["remediation_plan_hash"] = digest(manifest)
+    assert run_state(state, approved_hash=None, now=None, risk_record=record)["action"] == "claim-plan"
+    record["unavailable_guarantees"] = ["network-isolation"]
+    codes = {e["code"] for e in run_state(state, approved_hash=None, now=None, risk_record=record)["errors"]}
+    assert codes == {"risk-acceptance-digest-mismatch", "risk-guarantees-incomplete"}
+    unplanned = run_state(state_scenarios.findings_state(), approved_hash=None, now=None, risk_record=record)
+    assert [e["code"] for e in unplanned["errors"]] == ["risk-acceptance-unexpected"]
+
+
+def test_markers_built_by_policy_parse_in_the_observer():
+    from evaluator import policy
+    from observe import loop_markers
+    from tools import samples
+
+    sha = samples.sha("x")
+    request = policy.request_marker(samples.RUN_ID, 3).replace(policy.FINAL_HEAD_PLACEHOLDER, sha)
+    claim = policy.claim_marker(samples.RUN_ID, "remediation", "f" * 64, f"12:{sha}", samples.WAKEUP_ID)
+    reply = policy.reply_marker(samples.RUN_ID, 2)
+    assert loop_markers.classify_issue_comment(f"@codex review\n{request}", samples.RUN_ID).kind == "request"
+    assert loop_markers.classify_issue_comment(claim, samples.RUN_ID).kind == "claim"
+    assert loop_markers.reply_round(f"Fixed in the next push.\n{reply}", samples.RUN_ID) == 2
