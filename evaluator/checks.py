@@ -66,7 +66,7 @@ def evaluate_state(document: dict[str, Any], approved_hash: str | None, now: str
     kind = "remediation" if state.remediation_manifest is not None else "finalization"
     drift_reasons = [f"{kind}-plan-stale"] if plan_violations else []
     instant = parse_timestamp(now) if now is not None else parse_timestamp(state.observed_at)
-    facts = machine.observe_facts(state, document, instant, approved_hash, drift_reasons)
+    facts = machine.observe_facts(state, instant, approved_hash, drift_reasons)
     action, reasons = machine.decide(facts)
     result: dict[str, Any] = {"ok": True, "check": "state", "action": action, "reasons": reasons, "mode": state.mode}
     result.update(_action_details(action, state, facts, plan_violations, policy))

@@ -69,11 +69,11 @@ def _validate_usage(args: argparse.Namespace, check: str) -> None:
         if not _HEX64.fullmatch(args.approved_hash):
             raise UsageError("--approved-hash must be 64 lowercase hex digits")
     if args.now is not None:
-        from .models.common import _TIMESTAMP
+        from .models.common import is_timestamp
 
         if check != "state":
             raise UsageError("--now applies to --state only")
-        if not _TIMESTAMP.fullmatch(args.now):
+        if not is_timestamp(args.now):
             raise UsageError("--now must be ISO-8601 with an explicit offset")
     if args.risk_acceptance is not None and check == "prompt":
         raise UsageError("--risk-acceptance applies to --initial and --state")

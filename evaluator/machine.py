@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable
+from typing import Callable
 
 from . import policy
 from .models.common import parse_timestamp
@@ -103,7 +103,7 @@ def automation_inconsistencies(state: RecurringState) -> list[str]:
     return reasons
 
 
-def identity_inconsistencies(state: RecurringState, approved: str | None, cli_approved: str | None) -> list[str]:
+def identity_inconsistencies(state: RecurringState, cli_approved: str | None) -> list[str]:
     checks = (
         ("user-drift", state.current_authenticated_user_id != state.authenticated_user_id),
         ("evaluator-digest-changed", state.current_evaluator_sha256 != state.evaluator_sha256),
@@ -120,7 +120,7 @@ def identity_inconsistencies(state: RecurringState, approved: str | None, cli_ap
     return [reason for reason, failed in checks if failed]
 
 
-def observe_facts(state: RecurringState, raw: dict[str, Any], now: datetime, cli_approved: str | None, plan_drift: list[str]) -> Facts:
+def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None, plan_drift: list[str]) -> Facts:
     """Every fact the table needs, computed once, in one place."""
     approved = cli_approved or state.approved_plan_hash
     has_request = state.request_comment_id is not None
@@ -153,7 +153,7 @@ def observe_facts(state: RecurringState, raw: dict[str, Any], now: datetime, cli
     loop_finished = False
     if state.mode != "report-only":
         loop_finished = finalization_settled and not state.automations
-        inconsistencies += identity_inconsistencies(state, approved, cli_approved)
+        inconsistencies += identity_inconsistencies(state, cli_approved)
         if head_moved and not remediation_in_progress:
             inconsistencies.append("claim-abandoned" if remediation_claims else "head-drift")
         if not loop_finished:

@@ -98,9 +98,9 @@ def _load(path: str) -> dict[str, Any]:
 def _now(args: argparse.Namespace) -> datetime:
     if args.observed_at is None:
         return datetime.now(timezone.utc)
-    from evaluator.models.common import _TIMESTAMP, parse_timestamp
+    from evaluator.models.common import is_timestamp, parse_timestamp
 
-    if not _TIMESTAMP.fullmatch(args.observed_at):
+    if not is_timestamp(args.observed_at):
         raise UsageError("--observed-at must be ISO-8601 with an explicit offset")
     return parse_timestamp(args.observed_at)
 

@@ -336,7 +336,7 @@ class FakeGitHub:
         return response
 
     def _route(self, request: Request) -> Response:
-        repo_prefix = rf"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
+        repo_prefix = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
         routes: list[tuple[str, str, Callable[..., Response]]] = [
             ("GET", r"/user", self._get_user),
             ("GET", repo_prefix + r"/pulls/(?P<number>\d+)", self._get_pull),

@@ -98,6 +98,7 @@ def test_cli_state_subprocess_contract():
     status, output, _ = run_cli("--state", str(FIXTURES / "state" / "invalid" / "missing-key--observed-at.json"))
     assert status == 1 and output["errors"][0] == {"code": "missing-key", "path": "/observed_at", "message": "required key 'observed_at' is missing"}
     assert run_cli("--state", str(SCENARIOS / "wait--awaiting-codex-response.json"), "--now", "yesterday")[0] == 2
+    assert run_cli("--state", str(SCENARIOS / "wait--awaiting-codex-response.json"), "--now", "2026-02-30T10:00:00Z")[0] == 2
 
 
 def test_now_defaults_to_observed_at_and_flag_overrides():

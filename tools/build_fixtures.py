@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from evaluator import policy  # noqa: E402
-from evaluator.canonical import digest, text_digest  # noqa: E402
+from evaluator.canonical import text_digest  # noqa: E402
 from tools import samples  # noqa: E402
 
 FIXTURES = ROOT / "fixtures"

@@ -6,7 +6,7 @@ import copy
 from typing import Any, Callable
 
 from evaluator import policy
-from evaluator.canonical import digest, text_digest
+from evaluator.canonical import text_digest
 from tools import samples
 from tools.samples import sha
 

@@ -413,7 +413,7 @@ def bootstrap_state_for(initial: dict[str, Any], final_head: str) -> dict[str, A
 
 def prompt_document(initial: dict[str, Any] | None = None) -> dict[str, Any]:
     """A prompt document whose every digest and binding holds."""
-    from evaluator.render import render_prompt, render_review_body
+    from evaluator.render import render_review_body
 
     initial = copy.deepcopy(initial or initial_document())
     snapshot, manifest = initial["initial_snapshot"], initial["initial_manifest"]

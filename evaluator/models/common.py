@@ -47,6 +47,17 @@ def parse_timestamp(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
+def is_timestamp(text: str) -> bool:
+    """Whether text is an ISO-8601 instant with an explicit offset, and a real one."""
+    if not _TIMESTAMP.fullmatch(text):
+        return False
+    try:
+        parse_timestamp(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _timestamp(value: str) -> str:
     if not _TIMESTAMP.fullmatch(value):
         raise PydanticCustomError("invalid-timestamp", "{observed} is not ISO-8601 with an explicit offset", {"observed": describe(value)})
