@@ -104,7 +104,7 @@ def _action_details(action: str, state: Any, facts: Any, plan_violations: list[V
         if plan_violations:
             details["plan_violations"] = [v.as_dict() for v in sorted_violations(plan_violations)]
     elif action == "report":
-        details.update(gates=state.gates.model_dump(), actionable_threads=len(state.actionable_codex_threads), eligible_threads=len(state.eligible_codex_threads), non_codex_rooted_threads=state.non_codex_rooted_threads, inconsistencies=list(facts.inconsistencies))
+        details.update(gates=state.gates.model_dump(), actionable_threads=len(state.actionable_codex_threads), eligible_threads=len(state.eligible_codex_threads), non_codex_rooted_threads=state.non_codex_rooted_threads)
     return details
 
 

@@ -29,6 +29,7 @@ class Facts:
     state: RecurringState
     now: datetime
     inconsistencies: tuple[str, ...]
+    trust_inconsistencies: tuple[str, ...]
     findings: bool
     clean: bool
     unavailable: bool
@@ -126,7 +127,7 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
     has_request = state.request_comment_id is not None
     bound = [r for r in state.responses if has_request and r.trigger_request_comment_id == state.request_comment_id and r.commit_sha == state.request_head_sha and _bound_to_request(state, r.created_at)]
     plus_one = [r for r in state.plus_one_reactions if has_request and _bound_to_request(state, r.created_at)]
-    rows = [row for row in state.summary_rows if has_request and row.head_sha == state.request_head_sha]
+    rows = [row for row in state.summary_rows if has_request and row.head_sha == state.request_head_sha and _bound_to_request(state, row.content_version_at)]
     unavailable = any(has_request and _bound_to_request(state, reply.created_at) for reply in state.unavailable_replies)
     findings = bool(state.actionable_codex_threads) or any(not r.zero_findings_signal for r in bound)
     # Any one commit-bound clean form counts: a zero-findings response, a +1 on
@@ -138,18 +139,23 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
 
     plan_kind = "remediation" if state.remediation_manifest else "finalization" if state.finalization_manifest else None
     plan_hash = state.remediation_plan_hash or state.finalization_plan_hash
-    claims = _claims_for(state, plan_kind or ("remediation" if findings else "finalization"))
-    claim = _claim_status(state, claims, plan_hash, now)
     head_moved = has_request and state.current_head_sha != state.request_head_sha
     remediation_claims = _claims_for(state, "remediation")
     remediation_in_progress = head_moved and bool(remediation_claims) and _claim_status(state, remediation_claims, None, now) != "abandoned"
     final_claims = _claims_for(state, "finalization")
-    finalization_settled = bool(final_claims) and not state.pr_is_draft and not state.eligible_codex_threads and now > parse_timestamp(final_claims[0].created_at) and _instant(state.observed_at) > parse_timestamp(final_claims[0].created_at)
-    # A settled finalization means a post-mutation snapshot: not draft, nothing
-    # left to resolve. A plan bound to that snapshot (the drift rules ensure it)
-    # is therefore the phase-two plan: only delete-owned-automation.
+    # Settled: a snapshot taken after the phase-one claim shows its effects (not
+    # draft, nothing left to resolve). A plan bound to that snapshot (the drift
+    # rules ensure it) is the phase-two plan: only delete-owned-automation.
+    finalization_settled = bool(final_claims) and not state.pr_is_draft and not state.eligible_codex_threads and _instant(state.observed_at) > parse_timestamp(final_claims[0].created_at)
+    if finalization_settled:
+        # Phase two is claimed on its own: the first claim naming its plan hash wins.
+        claims = [c for c in final_claims if c.plan_hash == plan_hash] if plan_kind == "finalization" else []
+    else:
+        claims = _claims_for(state, plan_kind or ("remediation" if findings else "finalization"))
+    claim = _claim_status(state, claims, plan_hash, now)
 
     inconsistencies: list[str] = []
+    trust: list[str] = []
     loop_finished = False
     if state.mode != "report-only":
         loop_finished = finalization_settled and not state.automations
@@ -158,6 +164,9 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
             inconsistencies.append("claim-abandoned" if remediation_claims else "head-drift")
         if not loop_finished:
             inconsistencies += automation_inconsistencies(state)
+        # What must hold before anything, even cleanup of a closed PR's loop:
+        # the evaluator is the pinned one, the user is ours, the automation is ours.
+        trust = [r for r in inconsistencies if r in ("evaluator-digest-changed", "user-drift") or r.startswith("automation-")]
         inconsistencies += plan_drift
         if claim == "abandoned":
             inconsistencies.append("claim-abandoned")
@@ -165,6 +174,7 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
         state=state,
         now=now,
         inconsistencies=tuple(sorted(set(inconsistencies))),
+        trust_inconsistencies=tuple(sorted(set(trust))),
         findings=findings,
         clean=clean,
         unavailable=unavailable,
@@ -189,6 +199,7 @@ def _plan_is(kind: str) -> Callable[[Facts], bool]:
 # The action table for autonomous and approval-gated modes. First match wins.
 ROWS: tuple[Row, ...] = (
     Row("done", "loop-finished", lambda f: f.loop_finished and f.plan_kind is None),
+    Row("state-inconsistency", "inconsistent", lambda f: bool(f.trust_inconsistencies)),
     Row("stop-pr-closed", "pr-merged", lambda f: f.state.pr_state == "merged"),
     Row("stop-pr-closed", "pr-closed", lambda f: f.state.pr_state == "closed"),
     Row("state-inconsistency", "inconsistent", lambda f: bool(f.inconsistencies)),
@@ -208,7 +219,9 @@ ROWS: tuple[Row, ...] = (
     Row("state-inconsistency", "plan-kind-mismatch", lambda f: f.clean and f.plan_kind == "remediation"),
     Row("plan-finalization", "finalization-phase-two", lambda f: f.clean and f.finalization_settled and f.plan_kind is None),
     Row("await-approval", "approval-required", lambda f: f.clean and f.finalization_settled and not f.plan_approved),
-    Row("finish-finalization", "finalization-settled", lambda f: f.clean and f.finalization_settled),
+    Row("claim-plan", "plan-unclaimed", lambda f: f.clean and f.finalization_settled and f.claim == "none"),
+    Row("finish-finalization", "finalization-settled", lambda f: f.clean and f.finalization_settled and f.claim == "ours"),
+    Row("wait", "finalization-claimed-by-other-wakeup", lambda f: f.clean and f.finalization_settled),
     Row("plan-finalization", "codex-clean", lambda f: f.clean and f.plan_kind is None and f.claim in ("none", "ours")),
     Row("wait", "finalization-claimed-by-other-wakeup", lambda f: f.clean and f.claim == "theirs"),
     Row("await-approval", "approval-required", lambda f: f.clean and not f.plan_approved),

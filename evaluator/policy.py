@@ -28,11 +28,10 @@ HEARTBEAT_RRULE = "FREQ=MINUTELY;INTERVAL=2"
 # clean signal.
 REQUEST_TIMEOUT = timedelta(minutes=30)
 
-# A request that timed out is not posted again. The canonical marker carries
-# only run and round, so a second post of the same round would make the
-# request checkpoint ambiguous; a new round would count a fix that never
-# happened. The loop stops and the user decides.
-REPOST_TIMED_OUT_REQUEST = False
+# A request that timed out is never posted again (the action table has no
+# such row): the canonical marker carries only run and round, so a second post
+# of the same round would make the request checkpoint ambiguous, and a new
+# round would count a fix that never happened. The loop stops; the user decides.
 
 # Rounds of remediation before the loop stops. Loops that never converge are
 # the most common failure seen (18-27 rounds); five fixes without a clean

@@ -4,6 +4,7 @@
     collect_state.py prompt   --initial DOC --pr N --automation-id ID --checkout DIR [--registry DIR]
     collect_state.py state    --checkpoint PROMPT_DOC --checkout DIR --wakeup-id HEX [--registry DIR]
     collect_state.py report   --repository O/R --pr N --run-id HEX
+    collect_state.py boundary --checkout DIR --repository O/R [--risk-acceptance-sha256 HEX]
     collect_state.py recheck-paths --checkout DIR --document DOC
 
 Standard output carries the document and nothing else; on any failure it stays
@@ -76,6 +77,11 @@ def _parser() -> _Parser:
     report.add_argument("--repository", required=True)
     report.add_argument("--pr", type=int, required=True)
     report.add_argument("--run-id", required=True)
+
+    boundary = commands.add_parser("boundary", help="the execution boundary a remediation plan binds")
+    boundary.add_argument("--checkout", required=True)
+    boundary.add_argument("--repository", required=True)
+    boundary.add_argument("--risk-acceptance-sha256", help="bind an accepted risk record (explicit-risk-acceptance form)")
 
     recheck = commands.add_parser("recheck-paths")
     recheck.add_argument("--checkout", required=True)
@@ -196,6 +202,10 @@ def collect_prompt(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]
     )
     final_head = git.current_head_sha()
     body = render_review_body(manifest["review_request_body_template"], final_head)
+    posted = [request for request in github["requests"] if request["round"] == 0]
+    if len(posted) != 1 or posted[0]["body_sha256"] != text_digest(body):
+        # The receipt names the body that was approved; it must be the one on GitHub.
+        raise CollectionError("request-body-mismatch", "the round-0 request on GitHub is not the approved template rendered with the final head")
     receipt = {
         "base_sha": snapshot["base_sha"],
         "final_head_sha": final_head,
@@ -264,6 +274,11 @@ def collect_report(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]
     return collect.report_state(github, run_id=args.run_id, observed_at=_now(args))
 
 
+def collect_boundary(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
+    """Observed once, placed twice: as the state's execution_boundary and the plan's execution."""
+    return _git(args, stack, args.checkout).execution_boundary(args.repository, risk_acceptance_sha256=args.risk_acceptance_sha256)
+
+
 def recheck_paths(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
     from .git import recheck_path_records
 
@@ -286,7 +301,7 @@ def _find_path_records(document: dict[str, Any]) -> list[dict[str, Any]] | None:
     return None
 
 
-_COMMANDS = {"initial": collect_initial, "prompt": collect_prompt, "state": collect_wakeup, "report": collect_report, "recheck-paths": recheck_paths}
+_COMMANDS = {"initial": collect_initial, "prompt": collect_prompt, "state": collect_wakeup, "report": collect_report, "boundary": collect_boundary, "recheck-paths": recheck_paths}
 
 
 def main(argv: list[str] | None = None) -> int:

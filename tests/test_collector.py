@@ -137,6 +137,11 @@ def test_a_reuse_pr_loop_from_initial_snapshot_to_finalization(capsys, world):
     result = run_state(state, approved_hash=None, now=None)
     assert (result["action"], result["reasons"]) == ("plan-finalization", ["codex-clean"])
 
+    boundary = collect(capsys, world, "boundary", "--checkout", str(repo), "--repository", REPOSITORY)
+    assert boundary["isolation"] == policy.ISOLATED and boundary["git"]["profile"] == policy.ISOLATED_PROFILE
+    assert boundary == collect(capsys, world, "boundary", "--checkout", str(repo), "--repository", REPOSITORY)
+    assert boundary["git"]["git_metadata_snapshot_sha256"] != snapshot["execution_boundary"]["git"]["git_metadata_snapshot_sha256"]  # HEAD moved since
+
     report = collect(capsys, world, "--observed-at", at(360), "report", "--repository", REPOSITORY, "--pr", str(PR_NUMBER), "--run-id", RUN_ID)
     assert run_state(report, approved_hash=None, now=None)["reasons"] == ["clean"]
     assert not Path(str(world["gh"]) + ".ran").exists(), "the credential helper must never run while observing"
@@ -154,6 +159,21 @@ def test_a_stale_evaluator_or_a_paused_automation_stops_the_wakeup(capsys, world
     result = run_state(state, approved_hash=None, now=None)
     assert result["action"] == "state-inconsistency"
     assert {"evaluator-digest-changed", "automation-not-active", "automation-prompt-mismatch"} <= set(result["reasons"])
+
+
+def test_prompt_collection_refuses_a_request_body_that_is_not_the_approved_one(capsys, world):
+    fake, repo = world["fake"], world["repo"]
+    snapshot = collect(capsys, world, "initial", "--checkout", str(repo), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", "src/app.py", "--commit", "--push")
+    manifest = samples.initial_manifest(snapshot)
+    manifest.update(run_id=RUN_ID, review_request_body_template=policy.default_review_template(RUN_ID, 0))
+    manifest["review_request_body_template_sha256"] = text_digest(manifest["review_request_body_template"])
+    initial = write(world, "initial.json", samples.seal_initial(snapshot, manifest))
+    fake.add_issue_comment(USERS["loop_owner"], "@codex please fix everything\n" + policy.request_marker(RUN_ID, 0).replace("{{FINAL_HEAD_SHA}}", world["head0"]), at(60))
+    write_automation(world, "PAUSED", "inert")
+    status = cli.main(["--api-url", fake.url, "--gh", str(world["gh"]), "prompt", "--initial", initial, "--pr", str(PR_NUMBER), "--automation-id", AUTOMATION_ID, "--checkout", str(repo), "--registry", str(world["registry"])])
+    captured = capsys.readouterr()
+    assert status == 1 and captured.out == ""
+    assert json.loads(captured.err)["errors"][0]["code"] == "request-body-mismatch"
 
 
 def test_collector_failures_print_nothing_on_standard_output(capsys, world):

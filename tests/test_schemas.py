@@ -31,6 +31,24 @@ def test_committed_schemas_equal_the_generated_ones():
         assert committed[name] == text, f"references/schemas/{name} is stale; rerun `python -m tools.build_schemas`"
 
 
+def test_a_model_that_does_not_import_stops_the_build(monkeypatch):
+    monkeypatch.setitem(build_schemas.SCHEMAS, "not-yet", ("evaluator.models.not_yet:Nothing", "a model still being written"))
+    with pytest.raises(SystemExit, match="cannot import evaluator.models.not_yet:Nothing"):
+        build_schemas.generate()
+
+
+def test_a_format_without_a_formats_row_stops_the_build():
+    from typing import Annotated
+
+    from pydantic import AfterValidator
+
+    class Unmapped(common.Strict):
+        code: Annotated[str, AfterValidator(lambda value: value)]
+
+    with pytest.raises(SystemExit, match="has no row in FORMATS"):
+        Unmapped.model_json_schema(schema_generator=build_schemas._Generator)
+
+
 @pytest.mark.parametrize("path", valid_fixtures("initial"), ids=lambda p: p.stem)
 def test_schema_accepts_valid_initial_fixture(path):
     errors = [error.message for error in validator("initial-document").iter_errors(load(path))]

@@ -228,6 +228,7 @@ STATE_INVALID: list[Case] = [
     ("invalid-value--mode", ["invalid-value"], state_change(base, "mode", "yolo")),
     ("invalid-value--pr-state", ["invalid-value"], state_change(base, "pr_state", "draft")),
     ("invalid-value--bot-type-user", ["invalid-value"], lambda: _with_response(bot_type="User")),
+    ("response-bot-untrusted--look-alike", ["response-bot-untrusted"], lambda: _with_response(bot_id=199175423)),
     ("invalid-value--response-source", ["invalid-value"], lambda: _with_response(source="commit-comment")),
     ("invalid-id--leading-zero", ["invalid-id"], lambda: _with_response(id="0012")),
     ("wrong-type--response-id-integer", ["wrong-type"], lambda: _with_response(id=2000000003)),

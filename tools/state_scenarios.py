@@ -78,6 +78,12 @@ def phase_two_planned(mode: str = "autonomous") -> dict[str, Any]:
     return with_plan(state, finalization_manifest(state))
 
 
+def phase_two_claimed(mode: str = "autonomous", wakeup_id: str = samples.WAKEUP_ID) -> dict[str, Any]:
+    state = phase_two_planned(mode)
+    state["claims"].append(claim(state, "finalization", state["finalization_plan_hash"], comment_id=2200000002, wakeup_id=wakeup_id))
+    return state
+
+
 def bootstrap_state() -> dict[str, Any]:
     return recurring_state(pr_is_draft=True, expected_prompt_sha256=None, automations=[automation_record(status="PAUSED", prompt_sha256=samples.hexdigest("inert-stub"))])
 
@@ -108,7 +114,7 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
     found = findings_state()
     gated_plan = remediation_planned("approval-gated")
     gated_final = finalization_planned("approval-gated")
-    gated_phase_two = phase_two_planned("approval-gated")
+    gated_phase_two = phase_two_claimed("approval-gated")
     rows = [
         ("wait--awaiting-codex-response", base, {}, "wait", ["awaiting-codex-response"]),
         ("wait--codex-review-running", edit(base, summary_rows=[{"comment_id": "2000000002", "content_version_at": "2026-11-29T10:01:00Z", "head_sha": sha("head-1"), "status": "running"}]), {}, "wait", ["codex-review-running"]),
@@ -128,10 +134,13 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
         ("execute-remediation--plan-claimed", remediation_claimed(), {}, "execute-remediation", ["plan-claimed"]),
         ("plan-finalization--codex-clean", clean_state(), {}, "plan-finalization", ["codex-clean"]),
         ("plan-finalization--plus-one-reaction", edit(base, observed_at=LATER, plus_one_reactions=[{"created_at": "2026-11-29T10:04:00Z", "id": "3000000001"}]), {}, "plan-finalization", ["codex-clean"]),
+        ("wait--summary-completed-before-request", edit(base, observed_at=LATER, summary_rows=[{"comment_id": "2000000002", "content_version_at": "2026-11-29T09:59:00Z", "head_sha": sha("head-1"), "status": "completed"}]), {}, "wait", ["awaiting-codex-response"]),
         ("plan-finalization--summary-completed", edit(base, observed_at=LATER, summary_rows=[{"comment_id": "2000000002", "content_version_at": "2026-11-29T10:05:00Z", "head_sha": sha("head-1"), "status": "completed"}]), {}, "plan-finalization", ["codex-clean"]),
         ("plan-finalization--finalization-phase-two", phase_one_done(), {}, "plan-finalization", ["finalization-phase-two"]),
         ("execute-finalization--plan-claimed", finalization_claimed(), {}, "execute-finalization", ["plan-claimed"]),
-        ("finish-finalization--finalization-settled", phase_two_planned(), {}, "finish-finalization", ["finalization-settled"]),
+        ("claim-plan--finalization-phase-two", phase_two_planned(), {}, "claim-plan", ["plan-unclaimed"]),
+        ("wait--phase-two-claimed-by-other-wakeup", phase_two_claimed(wakeup_id=OTHER_WAKEUP_ID), {}, "wait", ["finalization-claimed-by-other-wakeup"]),
+        ("finish-finalization--finalization-settled", phase_two_claimed(), {}, "finish-finalization", ["finalization-settled"]),
         ("finish-finalization--approved", gated_phase_two, {"approved_hash": gated_phase_two["finalization_plan_hash"]}, "finish-finalization", ["finalization-settled"]),
         ("done--loop-finished", phase_one_done(automations=[], observed_at="2026-11-29T10:10:00Z"), {}, "done", ["loop-finished"]),
         ("request-timeout--request-deadline-passed", base, {"now": "2026-11-29T10:30:01Z"}, "request-timeout", ["request-deadline-passed"]),
@@ -139,6 +148,8 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
         ("stop-max-rounds--max-fix-rounds-reached", max_rounds_state(), {}, "stop-max-rounds", ["max-fix-rounds-reached"]),
         ("stop-pr-closed--pr-closed", edit(base, pr_state="closed"), {}, "stop-pr-closed", ["pr-closed"]),
         ("stop-pr-closed--pr-merged", edit(base, pr_state="merged"), {}, "stop-pr-closed", ["pr-merged"]),
+        ("stop-pr-closed--branch-deleted-after-merge", edit(base, pr_state="merged", remote_head_sha=None), {}, "stop-pr-closed", ["pr-merged"]),
+        ("state-inconsistency--closed-pr-with-edited-evaluator", edit(base, pr_state="closed", current_evaluator_sha256=samples.hexdigest("edited")), {}, "state-inconsistency", ["evaluator-digest-changed"]),
         ("stop-reviewer-unavailable--codex-unavailable", edit(base, observed_at=LATER, unavailable_replies=[{"created_at": "2026-11-29T10:03:00Z", "id": "2000000004", "kind": "usage-limit"}]), {}, "stop-reviewer-unavailable", ["codex-unavailable"]),
         ("stop-reviewer-unavailable--codex-review-failed", edit(base, summary_rows=[{"comment_id": "2000000002", "content_version_at": "2026-11-29T10:01:00Z", "head_sha": sha("head-1"), "status": "failed"}]), {}, "stop-reviewer-unavailable", ["codex-review-failed"]),
         ("stop-recurring-finding--finding-recurred", edit(found, eligible_codex_threads=[thread("old9", body="P1 finding aaa1")]), {}, "stop-recurring-finding", ["finding-recurred"]),

@@ -142,6 +142,9 @@ def state_violations(state: RecurringState, raw: dict[str, Any], base: tuple = (
         found.append(Violation("host-not-policy", at("host"), f"observed {state.host!r}, policy {policy.HOST!r}"))
     if state.pr_url != canonical_pr_url(state.repository, state.pr_number):
         found.append(Violation("pr-url-not-canonical", at("pr_url"), f"observed {state.pr_url!r}, expected {canonical_pr_url(state.repository, state.pr_number)!r}"))
+    for index, response in enumerate(state.responses):
+        if response.bot_id != policy.TRUSTED_CODEX_BOT_ID:
+            found.append(Violation("response-bot-untrusted", pointer(*base, "responses", index, "bot_id"), f"bot {response.bot_id} is not the trusted Codex account {policy.TRUSTED_CODEX_BOT_ID}"))
     if state.head_branch == state.base_branch:
         found.append(Violation("head-branch-equals-base", at("head_branch"), f"head and base are both {state.base_branch!r}"))
     return found + ordering_violations(state, base) + request_violations(state, base) + mode_violations(state, base) + plan_hash_violations(state, raw, base)
