@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT))
 
-from fakegithub import (  # noqa: E402
+from tests.fakegithub import (  # noqa: E402
     BODIES, PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, USERS, FakeGitHub, at, codex_body, fixture,
 )
 from observe.github import observe_pull_request  # noqa: E402

@@ -79,12 +79,12 @@ def large_document(path_count: int) -> bytes:
 
 
 def median_seconds(action: Callable[[], object], repeats: int) -> float:
-    samples_ = []
+    durations = []
     for _ in range(repeats):
         started = time.perf_counter()
         action()
-        samples_.append(time.perf_counter() - started)
-    return statistics.median(samples_)
+        durations.append(time.perf_counter() - started)
+    return statistics.median(durations)
 
 
 def core_medians(raw: bytes, repeats: int) -> tuple[float, float]:

@@ -8,3 +8,23 @@ sys.path.insert(0, str(ROOT))
 # Loopback servers only: never let an inherited proxy see test traffic.
 os.environ["NO_PROXY"] = "127.0.0.1,localhost"
 os.environ["no_proxy"] = "127.0.0.1,localhost"
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The fake GitHub on 127.0.0.1, one per test module."""
+    from tests.fakegithub import FakeGitHub
+
+    fake = FakeGitHub().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def fake(server):
+    """The fake GitHub, reset to a fresh scenario for each test."""
+    server.reset()
+    return server

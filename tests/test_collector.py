@@ -15,25 +15,12 @@ from evaluator.canonical import text_digest
 from evaluator.checks import run_initial, run_prompt, run_state
 from observe import cli
 from observe.collect import request_checkpoint, thread_classes
-from tests.fakegithub import PR_NUMBER, RUN_ID, TOKEN, USERS, FakeGitHub, at, codex_body
+from tests.fakegithub import PR_NUMBER, RUN_ID, TOKEN, USERS, at, codex_body
 from tools import samples
 
 REPOSITORY = "octo-org/widgets"
 AUTOMATION_ID = "loop-widgets-7"
 WAKEUP = "ab" * 16
-
-
-@pytest.fixture(scope="module")
-def server():
-    fake = FakeGitHub().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def fake(server):
-    server.reset()
-    return server
 
 
 def git(repo: Path, *args: str) -> str:

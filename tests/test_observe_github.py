@@ -24,8 +24,8 @@ from observe.github_errors import ERROR_CODES, GitHubObservationError
 from observe.github_token import resolve_token
 from observe.loop_markers import classify_issue_comment, reply_round
 
-from fakegithub import (
-    BODIES, OTHER_RUN_ID, PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, USERS, FakeGitHub, at, codex_body, fixture, request_body, sha_for,
+from tests.fakegithub import (
+    BODIES, OTHER_RUN_ID, PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, USERS, at, codex_body, fixture, request_body, sha_for,
 )
 
 CODEX, REACTOR, LOOKALIKE = USERS["codex_bot"], USERS["codex_as_reactor"], USERS["lookalike_bot"]
@@ -42,19 +42,6 @@ RESPONSE_KEYS = {
     "body_sha256", "bot_id", "bot_type", "commit_sha", "content_version_at", "created_at", "id", "source", "trigger_request_comment_id",
     "zero_findings_signal",
 }
-
-
-@pytest.fixture(scope="module")
-def server():
-    fake = FakeGitHub().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def fake(server):
-    server.reset()
-    return server
 
 
 _SLEEPS: list[float] = []

@@ -11,7 +11,7 @@ from ..errors import Violation, pointer
 from ..models.common import validate
 from ..models.initial import InitialDocument, InitialManifest, InitialSnapshot
 from ..render import review_template_violations
-from .plan import boundary_violations, command_violations, path_violations
+from .plan import boundary_violations, command_violations, fixed_value_violations, path_violations
 
 SNAPSHOT = ("initial_snapshot",)
 MANIFEST = ("initial_manifest",)
@@ -43,12 +43,9 @@ def expected_operations(snapshot: InitialSnapshot) -> list[str]:
 def snapshot_violations(snapshot: InitialSnapshot) -> list[Violation]:
     found: list[Violation] = []
     at = lambda *parts: pointer(*SNAPSHOT, *parts)  # noqa: E731
-    if snapshot.policy_schema_version != policy.POLICY_SCHEMA_VERSION:
-        found.append(Violation("policy-schema-version-unsupported", at("policy_schema_version"), f"observed {snapshot.policy_schema_version}, supported {policy.POLICY_SCHEMA_VERSION}"))
+    found += fixed_value_violations(snapshot, at)
     if snapshot.heartbeat_rrule != policy.HEARTBEAT_RRULE:
         found.append(Violation("heartbeat-rrule-not-policy", at("heartbeat_rrule"), f"observed {snapshot.heartbeat_rrule!r}, policy {policy.HEARTBEAT_RRULE!r}"))
-    if snapshot.host != policy.HOST:
-        found.append(Violation("host-not-policy", at("host"), f"observed {snapshot.host!r}, policy {policy.HOST!r}"))
     if snapshot.head_branch == snapshot.base_branch:
         found.append(Violation("head-branch-equals-base", at("head_branch"), f"head and base are both {snapshot.base_branch!r}"))
     if snapshot.commit_required and not snapshot.paths:
@@ -83,8 +80,7 @@ def _existing_pr_violations(snapshot: InitialSnapshot) -> list[Violation]:
 def manifest_violations(manifest: InitialManifest, snapshot: InitialSnapshot) -> list[Violation]:
     found: list[Violation] = []
     at = lambda *parts: pointer(*MANIFEST, *parts)  # noqa: E731
-    if manifest.version != policy.MANIFEST_VERSION:
-        found.append(Violation("version-unsupported", at("version"), f"observed {manifest.version}, supported {policy.MANIFEST_VERSION}"))
+    found += fixed_value_violations(manifest, at)
     if manifest.mode not in policy.WRITE_MODES:
         code = "mode-report-only-has-no-plan" if manifest.mode == "report-only" else "mode-invalid"
         found.append(Violation(code, at("mode"), f"observed {manifest.mode!r}, expected one of {list(policy.WRITE_MODES)}"))

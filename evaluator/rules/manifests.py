@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import policy
 from ..canonical import text_digest
 from ..errors import Violation, pointer
 from ..models.recurring import FinalizationManifest, RecurringState, RemediationManifest
 from ..render import review_template_violations
-from .plan import boundary_violations, command_violations, path_violations
+from .plan import boundary_violations, command_violations, fixed_value_violations, path_violations
 from .recurring import REQUEST_KEY, response_order
 
 REMEDIATION = ("remediation_manifest",)
@@ -38,11 +37,7 @@ def expected_finalization_operations(manifest: FinalizationManifest) -> list[str
 
 def _common_violations(manifest: Any, base: tuple) -> list[Violation]:
     at = lambda *parts: pointer(*base, *parts)  # noqa: E731
-    found = []
-    if manifest.version != policy.MANIFEST_VERSION:
-        found.append(Violation("version-unsupported", at("version"), f"observed {manifest.version}, supported {policy.MANIFEST_VERSION}"))
-    if manifest.policy_schema_version != policy.POLICY_SCHEMA_VERSION:
-        found.append(Violation("policy-schema-version-unsupported", at("policy_schema_version"), f"observed {manifest.policy_schema_version}, supported {policy.POLICY_SCHEMA_VERSION}"))
+    found = fixed_value_violations(manifest, at)
     if not REQUEST_KEY.fullmatch(manifest.request_key):
         found.append(Violation("request-key-invalid", at("request_key"), f"{manifest.request_key!r} is not <comment-id>:<40-hex-sha>"))
     elif manifest.request_key.split(":")[1] != manifest.current_head_sha:

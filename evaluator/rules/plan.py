@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from .. import policy
 from ..errors import Violation, pointer
 from ..models.plan import Command, ExecutionBoundary, PathRecord
+
+
+def fixed_value_violations(document: Any, at: Callable[[str], str]) -> list[Violation]:
+    """The policy values a document carries, whichever of them its schema has."""
+    checks = (
+        ("version", policy.MANIFEST_VERSION, "version-unsupported"),
+        ("policy_schema_version", policy.POLICY_SCHEMA_VERSION, "policy-schema-version-unsupported"),
+        ("host", policy.HOST, "host-not-policy"),
+    )
+    found = []
+    for field, expected, code in checks:
+        if field in type(document).model_fields and getattr(document, field) != expected:
+            found.append(Violation(code, at(field), f"observed {getattr(document, field)!r}, policy {expected!r}"))
+    return found
 
 
 def path_violations(paths: Sequence[str], records: Sequence[PathRecord], base: tuple) -> list[Violation]:

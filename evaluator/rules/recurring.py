@@ -16,6 +16,7 @@ from ..canonical import digest
 from ..errors import Violation, pointer
 from ..models.common import parse_timestamp
 from ..models.recurring import RecurringState
+from .plan import fixed_value_violations
 
 REQUEST_KEY = re.compile(r"([1-9][0-9]{0,15}):([0-9a-f]{40})")
 
@@ -133,13 +134,7 @@ def plan_hash_violations(state: RecurringState, raw: dict[str, Any], base: tuple
 
 def state_violations(state: RecurringState, raw: dict[str, Any], base: tuple = ()) -> list[Violation]:
     at = lambda name: pointer(*base, name)  # noqa: E731
-    found = []
-    if state.version != policy.MANIFEST_VERSION:
-        found.append(Violation("version-unsupported", at("version"), f"observed {state.version}, supported {policy.MANIFEST_VERSION}"))
-    if state.policy_schema_version != policy.POLICY_SCHEMA_VERSION:
-        found.append(Violation("policy-schema-version-unsupported", at("policy_schema_version"), f"observed {state.policy_schema_version}, supported {policy.POLICY_SCHEMA_VERSION}"))
-    if state.host != policy.HOST:
-        found.append(Violation("host-not-policy", at("host"), f"observed {state.host!r}, policy {policy.HOST!r}"))
+    found = fixed_value_violations(state, at)
     if state.pr_url != canonical_pr_url(state.repository, state.pr_number):
         found.append(Violation("pr-url-not-canonical", at("pr_url"), f"observed {state.pr_url!r}, expected {canonical_pr_url(state.repository, state.pr_number)!r}"))
     for index, response in enumerate(state.responses):
