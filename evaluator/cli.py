@@ -88,7 +88,7 @@ def _run(args: argparse.Namespace, check: str) -> dict[str, Any]:
     from .canonical import parse_document
 
     document = parse_document(_read(getattr(args, check)))
-    risk_record = parse_document(_read(args.risk_acceptance)) if args.risk_acceptance else None
+    risk_record = _risk_record(args.risk_acceptance) if args.risk_acceptance else None
     runner: Callable[..., dict[str, Any]]
     if check == "initial":
         from .checks import run_initial as runner
@@ -96,7 +96,21 @@ def _run(args: argparse.Namespace, check: str) -> dict[str, Any]:
         from .checks import run_prompt as runner
     else:
         from .checks import run_state as runner
-    return runner(document, approved_hash=args.approved_hash, now=args.now, risk_record=risk_record)
+    result = runner(document, approved_hash=args.approved_hash, now=args.now, risk_record=risk_record)
+    if result["ok"] and check == "initial" and risk_record is None and document["initial_snapshot"]["execution_boundary"]["risk_acceptance_sha256"] is not None:
+        # Accepted on shape and pairing only: say so to the person reading stderr.
+        sys.stderr.write("note: the risk acceptance record was not verified (pass it with --risk-acceptance)\n")
+    return result
+
+
+def _risk_record(path: str) -> dict[str, Any]:
+    """The record given with --risk-acceptance; its parse errors are named as its own."""
+    from .canonical import parse_document
+
+    try:
+        return parse_document(_read(path))
+    except Rejected as error:
+        raise Rejected(Violation("risk-acceptance-invalid", "", f"--risk-acceptance file: {v.code}: {v.message}") for v in error.violations) from None
 
 
 def _emit(result: dict[str, Any], output_format: str) -> None:
@@ -112,10 +126,24 @@ def _failure(check: str, violations: list[Violation]) -> dict[str, Any]:
     return {"ok": False, "check": check, "errors": [v.as_dict() for v in sorted_violations(violations)]}
 
 
+def _named_check(argv: list[str]) -> str:
+    """The check a command line asks for, even when it cannot be parsed.
+
+    Every output names one of the three checks; a command line that names
+    none is reported as "initial", the first of them.
+    """
+    for token in argv:
+        for check in ("initial", "prompt", "state"):
+            if token == f"--{check}" or token.startswith(f"--{check}="):
+                return check
+    return "initial"
+
+
 def main(argv: list[str] | None = None) -> int:
-    args, check, output_format = None, "unknown", "json"
+    args, output_format = None, "json"
     if argv is None:
         argv = sys.argv[1:]
+    check = _named_check(argv)
     if "--format" in argv and argv.index("--format") + 1 < len(argv) and argv[argv.index("--format") + 1] == "text":
         output_format = "text"
     try:

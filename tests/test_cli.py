@@ -118,3 +118,22 @@ def test_no_secret_from_environment_reaches_output(monkeypatch):
     for path in (MAXIMAL, FIXTURES / "initial" / "invalid" / "invalid-path--dot-dot.json"):
         _, output, stderr = run_cli("--initial", str(path))
         assert "ghp_secretvalue" not in json.dumps(output) + stderr
+
+
+def test_usage_error_names_the_check_it_was_asked_for():
+    assert run_cli("--state")[1]["check"] == "state"
+    assert run_cli("--prompt=/nonexistent")[1]["check"] == "prompt"
+    assert run_cli("--unknown")[1]["check"] == "initial"
+
+
+def test_malformed_risk_record_is_named_as_the_record(tmp_path):
+    record = tmp_path / "record.json"
+    record.write_bytes(b"{")
+    status, output, _ = run_cli("--initial", str(FIXTURES / "initial" / "valid" / "explicit-risk-acceptance.json"), "--risk-acceptance", str(record))
+    assert status == 1 and [e["code"] for e in output["errors"]] == ["risk-acceptance-invalid"]
+
+
+def test_unverified_risk_acceptance_is_noted_for_people():
+    status, _, stderr = run_cli("--initial", str(FIXTURES / "initial" / "valid" / "explicit-risk-acceptance.json"))
+    assert status == 0 and "not verified" in stderr
+    assert "not verified" not in run_cli("--initial", str(MAXIMAL))[2]

@@ -122,3 +122,31 @@ def test_initial_cli_path_imports_neither_ghapi_nor_jsonschema():
     completed = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "none"
+
+
+SCENARIOS = sorted((FIXTURES / "state" / "scenarios").glob("*--*.json"))
+
+
+def test_schema_accepts_every_state_scenario_and_its_plans():
+    state, remediation, finalization = validator("recurring-state"), validator("remediation-manifest"), validator("finalization-manifest")
+    for path in SCENARIOS:
+        document = load(path)
+        assert [e.message for e in state.iter_errors(document)] == [], path.stem
+        if document["remediation_manifest"] is not None:
+            assert remediation.is_valid(document["remediation_manifest"]), path.stem
+        if document["finalization_manifest"] is not None:
+            assert finalization.is_valid(document["finalization_manifest"]), path.stem
+
+
+@pytest.mark.parametrize("path", valid_fixtures("prompt"), ids=lambda p: p.stem)
+def test_schema_accepts_valid_prompt_documents(path):
+    assert [e.message for e in validator("prompt-document").iter_errors(load(path))] == []
+
+
+STATE_SHAPE_INVALID = [(path, codes) for suite in ("state", "remediation", "finalization", "prompt") for path, codes in invalid_fixtures(suite) if set(codes) <= SHAPE_CODES]
+
+
+@pytest.mark.parametrize("path,codes", STATE_SHAPE_INVALID, ids=lambda value: getattr(value, "parent", None) and f"{value.parent.parent.name}/{value.stem}" or "")
+def test_schema_rejects_shape_invalid_state_and_prompt_fixtures(path, codes):
+    name = "prompt-document" if path.parent.parent.name == "prompt" else "recurring-state"
+    assert not validator(name).is_valid(load(path)), f"tier one accepts {path.name} ({codes})"

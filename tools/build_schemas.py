@@ -37,6 +37,10 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMAS: dict[str, tuple[str, str]] = {
     "initial-document": ("evaluator.models.initial:InitialDocument", "The initial document checked by `evaluate_state.py --initial`: initial_snapshot, initial_manifest and initial_plan_hash (references/manifest-schema.md)."),
     "risk-acceptance": ("evaluator.models.risk:RiskAcceptance", "The canonical risk acceptance record whose digest execution_boundary.risk_acceptance_sha256 binds, checked by `--risk-acceptance PATH` (references/manifest-schema.md)."),
+    "recurring-state": ("evaluator.models.recurring:RecurringState", "The recurring wakeup state checked by `evaluate_state.py --state` (references/recurring-state.md)."),
+    "remediation-manifest": ("evaluator.models.recurring:RemediationManifest", "A remediation plan, carried in the state's remediation_manifest (references/recurring-state.md)."),
+    "finalization-manifest": ("evaluator.models.recurring:FinalizationManifest", "A finalization plan, carried in the state's finalization_manifest (references/recurring-state.md)."),
+    "prompt-document": ("evaluator.models.prompt:PromptDocument", "The bootstrap prompt document checked by `evaluate_state.py --prompt` (references/bootstrap.md)."),
 }
 
 TWO_TIERS = (

@@ -141,6 +141,9 @@ _HFS_IGNORABLE = dict.fromkeys(
 _DOTGIT = re.compile(r"(\.git|git~1)[. ]*(:.*)?")
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def path_problem(path: str) -> str | None:
     """Why a repository-relative POSIX path is not canonical, or None."""
     if not path:
@@ -151,7 +154,7 @@ def path_problem(path: str) -> str | None:
         return "has a leading or trailing '/'"
     if "\\" in path:
         return "contains a backslash"
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in path):
+    if _CONTROL.search(path):
         return "contains a control character"
     if unicodedata.normalize("NFC", path) != path:
         return "is not in Unicode normalization form C"
