@@ -117,6 +117,8 @@ def identity_inconsistencies(state: RecurringState, cli_approved: str | None) ->
         ("remote-head-drift", state.remote_head_sha != state.current_head_sha),
         ("marker-anomaly", bool(state.marker_anomalies)),
         ("approval-conflict", cli_approved is not None and state.approved_plan_hash is not None and cli_approved != state.approved_plan_hash),
+        # After bootstrap every wakeup names itself: claims are told apart by it.
+        ("wakeup-id-missing", state.expected_prompt_sha256 is not None and state.wakeup_id is None),
     )
     return [reason for reason, failed in checks if failed]
 

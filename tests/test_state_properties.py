@@ -151,3 +151,14 @@ def test_approval_gated_plans_need_the_exact_hash():
     assert evaluate(state)["action"] == "await-approval"
     assert evaluate(state, approved=plan_hash[:-1] + ("0" if plan_hash[-1] != "0" else "1"))["action"] == "await-approval"
     assert evaluate(state, approved=plan_hash)["action"] == "claim-plan"
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_any_single_mutation_of_any_scenario_is_evaluated_without_an_exception(data):
+    name = data.draw(st.sampled_from(_scenario_names))
+    description, mutated = data.draw(st.sampled_from(list(mutations(load(SCENARIOS / f"{name}.json")))))
+    result = evaluate(mutated)
+    assert result["ok"] in (True, False) and result["check"] == "state"
+    if not result["ok"]:
+        assert result["errors"] and all(error["path"] == "" or error["path"].startswith("/") for error in result["errors"])

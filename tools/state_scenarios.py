@@ -178,6 +178,7 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
         ("head-drift", edit(base, current_head_sha=head2, remote_head_sha=head2)),
         ("claim-abandoned", edit(remediation_claimed(created_at="2026-11-29T09:40:00Z"), current_head_sha=head2, remote_head_sha=head2, remediation_manifest=None, remediation_plan_hash=None, execution_boundary=None)),
         ("automation-missing", edit(base, automations=[])),
+        ("wakeup-id-missing", edit(base, wakeup_id=None)),
         ("automation-duplicate", edit(base, automations=[automation_record(), automation_record(id="zz-copy", directory="zz-copy")])),
         ("automation-id-mismatch", edit(base, automations=[automation_record(id="other", directory="other")])),
         ("automation-unreadable", edit(base, automations=[automation_record(readable=False, problem="automation-toml-malformed", name=None, status=None, rrule=None, prompt_sha256=None)])),
