@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import policy
 from .errors import Violation, sorted_violations
 
 
@@ -45,7 +46,7 @@ def run_initial(document: dict[str, Any], *, approved_hash: str | None, risk_rec
 
 def evaluate_state(document: dict[str, Any], approved_hash: str | None, now: str | None) -> tuple[dict[str, Any] | None, list[Violation]]:
     """(result, []) for a well-formed state, else (None, violations)."""
-    from . import machine, policy
+    from . import machine
     from .models.common import parse_timestamp, validate
     from .models.recurring import RecurringState
     from .rules.manifests import finalization_drift, finalization_violations, remediation_drift, remediation_violations
@@ -72,11 +73,11 @@ def evaluate_state(document: dict[str, Any], approved_hash: str | None, now: str
     facts = machine.observe_facts(state, instant, approved_hash, drift_reasons)
     action, reasons = machine.decide(facts)
     result: dict[str, Any] = {"ok": True, "check": "state", "action": action, "reasons": reasons, "mode": state.mode}
-    result.update(_action_details(action, state, facts, plan_violations, policy))
+    result.update(_action_details(action, state, facts, plan_violations))
     return result, []
 
 
-def _action_details(action: str, state: Any, facts: Any, plan_violations: list[Violation], policy: Any) -> dict[str, Any]:
+def _action_details(action: str, state: Any, facts: Any, plan_violations: list[Violation]) -> dict[str, Any]:
     """What the agent needs to carry out exactly this action, and nothing more."""
     from .machine import CLEANUP_STOPS
 
