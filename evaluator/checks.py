@@ -8,6 +8,13 @@ from . import policy
 from .errors import Violation, sorted_violations
 
 
+def _record_missing(base: tuple) -> Violation:
+    # Nobody approves an autonomous plan, so the record itself must be shown.
+    from .errors import pointer
+
+    return Violation("risk-acceptance-record-missing", pointer(*base, "risk_acceptance_sha256"), "an autonomous plan in the explicit-risk-acceptance form needs its acceptance record (--risk-acceptance PATH)")
+
+
 def _rejected(check: str, violations: list[Violation]) -> dict[str, Any]:
     return {"ok": False, "check": check, "errors": [v.as_dict() for v in sorted_violations(violations)]}
 
@@ -19,6 +26,8 @@ def run_initial(document: dict[str, Any], *, approved_hash: str | None, risk_rec
     if result is None:
         return _rejected("initial", found)
     snapshot, manifest = result.document.initial_snapshot, result.document.initial_manifest
+    if risk_record is None and manifest.mode == "autonomous" and snapshot.execution_boundary.isolation == policy.EXPLICIT_RISK:
+        return _rejected("initial", [_record_missing(("initial_snapshot", "execution_boundary"))])
     if risk_record is not None:
         from .rules.risk import risk_record_violations
 
@@ -92,7 +101,7 @@ def _action_details(action: str, state: Any, facts: Any, plan_violations: list[V
     elif action in ("await-approval", "claim-plan"):
         details.update(plan_kind=facts.plan_kind, plan_hash=facts.plan_hash, operations=list(manifest.operations))
         if action == "claim-plan":
-            details["claim_comment_body"] = policy.claim_marker(state.run_id, facts.plan_kind, facts.plan_hash, state.request_key, state.wakeup_id)
+            details["claim_comment_body"] = policy.claim_marker(state.run_id, facts.claim_kind, facts.plan_hash, state.request_key, state.wakeup_id)
     elif action == "execute-remediation":
         details.update(plan_hash=facts.plan_hash, operations=list(manifest.operations), review_request_body_template=manifest.review_request_body_template, reply_marker=policy.reply_marker(state.run_id, state.fix_rounds + 1), thread_ids=[t.id for t in manifest.actionable_threads])
     elif action == "execute-finalization":
@@ -116,6 +125,9 @@ def run_state(document: dict[str, Any], *, approved_hash: str | None, now: str |
     result, found = evaluate_state(document, approved_hash, now)
     if result is None:
         return _rejected("state", found)
+    manifest = document["remediation_manifest"]
+    if risk_record is None and manifest is not None and document["mode"] == "autonomous" and manifest["execution"]["isolation"] == policy.EXPLICIT_RISK:
+        return _rejected("state", [_record_missing(("remediation_manifest", "execution"))])
     if risk_record is not None:
         found = _state_risk_violations(document, risk_record)
         if found:

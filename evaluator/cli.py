@@ -36,15 +36,24 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+class _Once(argparse.Action):
+    """A flag given twice is a usage error, never "the last one wins"."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, self.dest) is not None:
+            raise UsageError(f"{option_string} given more than once")
+        setattr(namespace, self.dest, values)
+
+
 def _parser() -> _Parser:
-    parser = _Parser(prog="evaluate_state.py", add_help=False, description="Validate a github-codex-pr-loop document.")
+    parser = _Parser(prog="evaluate_state.py", add_help=False, allow_abbrev=False, description="Validate a github-codex-pr-loop document.")
     checks = parser.add_mutually_exclusive_group(required=True)
-    checks.add_argument("--initial", metavar="PATH", help="initial document (snapshot, manifest, plan hash)")
-    checks.add_argument("--prompt", metavar="PATH", help="bootstrap prompt document")
-    checks.add_argument("--state", metavar="PATH", help="recurring wakeup state")
-    parser.add_argument("--approved-hash", metavar="HEX", help="the plan hash the user approved")
-    parser.add_argument("--now", metavar="TS", help="evaluation instant (ISO-8601 with offset) for --state")
-    parser.add_argument("--risk-acceptance", metavar="PATH", help="canonical risk acceptance record to verify")
+    checks.add_argument("--initial", metavar="PATH", action=_Once, help="initial document (snapshot, manifest, plan hash)")
+    checks.add_argument("--prompt", metavar="PATH", action=_Once, help="bootstrap prompt document")
+    checks.add_argument("--state", metavar="PATH", action=_Once, help="recurring wakeup state")
+    parser.add_argument("--approved-hash", metavar="HEX", action=_Once, help="the plan hash the user approved")
+    parser.add_argument("--now", metavar="TS", action=_Once, help="evaluation instant (ISO-8601 with offset) for --state")
+    parser.add_argument("--risk-acceptance", metavar="PATH", action=_Once, help="canonical risk acceptance record to verify")
     parser.add_argument("--format", choices=("json", "text"), default="json")
     return parser
 
@@ -114,12 +123,15 @@ def _risk_record(path: str) -> dict[str, Any]:
 
 
 def _emit(result: dict[str, Any], output_format: str) -> None:
+    # ASCII only, so the line is valid UTF-8 whatever the locale's encoding,
+    # even when a message quotes a stray byte from the command line.
     if output_format == "text":
         from .report import text_report
 
-        sys.stdout.write(text_report(result))
+        sys.stdout.write(text_report(result).encode("ascii", "backslashreplace").decode("ascii"))
     else:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False, separators=(",", ":")) + "\n")
+        sys.stdout.write(json.dumps(result, ensure_ascii=True, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
 
 
 def _failure(check: str, violations: list[Violation]) -> dict[str, Any]:

@@ -38,6 +38,7 @@ class Facts:
     timed_out: bool
     recurring_finding: bool
     plan_kind: str | None
+    claim_kind: str  # the lock this situation uses: remediation, finalization (phase one) or cleanup (phase two)
     plan_hash: str | None
     plan_approved: bool
     claim: str  # none | ours | theirs | abandoned (the earliest claim of the plan's kind for this request)
@@ -51,6 +52,7 @@ class Row:
     action: str
     reason: str
     when: Callable[[Facts], bool]
+    with_inconsistencies: bool = False  # also report the inconsistencies this row does not stop for
 
 
 def _instant(text: str | None) -> datetime | None:
@@ -127,16 +129,23 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
     """Every fact the table needs, computed once, in one place."""
     approved = cli_approved or state.approved_plan_hash
     has_request = state.request_comment_id is not None
-    bound = [r for r in state.responses if has_request and r.trigger_request_comment_id == state.request_comment_id and r.commit_sha == state.request_head_sha and _bound_to_request(state, r.created_at)]
+    # A response answers this request when it names it as trigger and was both
+    # created and last edited inside the request window. It is decisive only
+    # when it also names the requested head; otherwise it is ambiguous.
+    answering = [r for r in state.responses if has_request and r.trigger_request_comment_id == state.request_comment_id and _bound_to_request(state, r.created_at) and _bound_to_request(state, r.content_version_at)]
+    bound = [r for r in answering if r.commit_sha == state.request_head_sha]
+    ambiguous = any(r.commit_sha != state.request_head_sha and not r.zero_findings_signal for r in answering)
     plus_one = [r for r in state.plus_one_reactions if has_request and _bound_to_request(state, r.created_at)]
     rows = [row for row in state.summary_rows if has_request and row.head_sha == state.request_head_sha and _bound_to_request(state, row.content_version_at)]
     unavailable = any(has_request and _bound_to_request(state, reply.created_at) for reply in state.unavailable_replies)
     findings = bool(state.actionable_codex_threads) or any(not r.zero_findings_signal for r in bound)
     # Any one commit-bound clean form counts: a zero-findings response, a +1 on
     # the PR after the request (bound to the head by the head-drift check), or a
-    # Completed summary row for the requested head; a finding always wins.
+    # Completed summary row for the requested head. A finding always wins, and a
+    # non-clean answer that names no (or another) head blocks clean: it may be a
+    # finding the loop cannot bind, so the request waits and times out instead.
     completed = any(row.status == "completed" for row in rows)
-    clean = not findings and (any(r.zero_findings_signal for r in bound) or bool(plus_one) or completed)
+    clean = not findings and not ambiguous and (any(r.zero_findings_signal for r in bound) or bool(plus_one) or completed)
     eligible_bodies = {thread.body_sha256 for thread in state.eligible_codex_threads}
 
     plan_kind = "remediation" if state.remediation_manifest else "finalization" if state.finalization_manifest else None
@@ -149,11 +158,11 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
     # draft, nothing left to resolve). A plan bound to that snapshot (the drift
     # rules ensure it) is the phase-two plan: only delete-owned-automation.
     finalization_settled = bool(final_claims) and not state.pr_is_draft and not state.eligible_codex_threads and _instant(state.observed_at) > parse_timestamp(final_claims[0].created_at)
-    if finalization_settled:
-        # Phase two is claimed on its own: the first claim naming its plan hash wins.
-        claims = [c for c in final_claims if c.plan_hash == plan_hash] if plan_kind == "finalization" else []
+    if finalization_settled and not findings:
+        claim_kind = "cleanup"  # phase two has a lock of its own: its first claim wins
     else:
-        claims = _claims_for(state, plan_kind or ("remediation" if findings else "finalization"))
+        claim_kind = plan_kind or ("remediation" if findings else "finalization")
+    claims = _claims_for(state, claim_kind)
     claim = _claim_status(state, claims, plan_hash, now)
 
     inconsistencies: list[str] = []
@@ -185,6 +194,7 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
         timed_out=has_request and now > _instant(state.request_deadline),
         recurring_finding=any(thread.body_sha256 in eligible_bodies for thread in state.actionable_codex_threads),
         plan_kind=plan_kind,
+        claim_kind=claim_kind,
         plan_hash=plan_hash,
         plan_approved=plan_hash is not None and (state.mode == "autonomous" or approved == plan_hash),
         claim=claim,
@@ -202,8 +212,8 @@ def _plan_is(kind: str) -> Callable[[Facts], bool]:
 ROWS: tuple[Row, ...] = (
     Row("done", "loop-finished", lambda f: f.loop_finished and f.plan_kind is None),
     Row("state-inconsistency", "inconsistent", lambda f: bool(f.trust_inconsistencies)),
-    Row("stop-pr-closed", "pr-merged", lambda f: f.state.pr_state == "merged"),
-    Row("stop-pr-closed", "pr-closed", lambda f: f.state.pr_state == "closed"),
+    Row("stop-pr-closed", "pr-merged", lambda f: f.state.pr_state == "merged", with_inconsistencies=True),
+    Row("stop-pr-closed", "pr-closed", lambda f: f.state.pr_state == "closed", with_inconsistencies=True),
     Row("state-inconsistency", "inconsistent", lambda f: bool(f.inconsistencies)),
     Row("wait", "remediation-in-progress", lambda f: f.remediation_in_progress),
     Row("stop-reviewer-unavailable", "codex-unavailable", lambda f: f.unavailable),
@@ -258,5 +268,7 @@ def decide(facts: Facts) -> tuple[str, list[str]]:
         if row.when(facts):
             if row.reason == "inconsistent":
                 return row.action, list(facts.inconsistencies)
+            if row.with_inconsistencies:
+                return row.action, [row.reason] + list(facts.inconsistencies)
             return row.action, [row.reason]
     raise AssertionError("the action table ends with a catch-all row")

@@ -9,14 +9,16 @@ from .canonical import canonical_text
 from .errors import Violation
 
 _PLACEHOLDER = re.compile(r"\{\{[^{}]*\}\}")
-_ANY_MARKER = re.compile(r"<!--\s*github-codex-pr-loop-request\b.*?-->", re.DOTALL)
+_ANY_MARKER = re.compile(r"<!--\s*github-codex-pr-loop-.*?-->", re.DOTALL)
+# The mention itself, not a longer handle that starts with it (@codexbot).
+_MENTION = re.compile(r"(?<![\w@])@codex(?![\w-])")
 _SHA = re.compile(r"[0-9a-f]{40}")
 
 
 def review_template_violations(template: str, run_id: str, round_number: int, path: str) -> list[Violation]:
     """The seed's one-placeholder rules for a review-request template."""
     found: list[Violation] = []
-    if "@codex" not in template:
+    if not _MENTION.search(template):
         found.append(Violation("review-template-missing-mention", path, "template does not contain @codex"))
     placeholders = _PLACEHOLDER.findall(template)
     count = placeholders.count(policy.FINAL_HEAD_PLACEHOLDER)
@@ -33,7 +35,7 @@ def review_template_violations(template: str, run_id: str, round_number: int, pa
     if not markers:
         found.append(Violation("review-template-marker-missing", path, f"template has no request marker; expected {expected!r}"))
     elif len(markers) > 1:
-        found.append(Violation("review-template-marker-count", path, f"template has {len(markers)} request markers; expected exactly 1"))
+        found.append(Violation("review-template-marker-count", path, f"template has {len(markers)} loop markers; expected exactly the one request marker"))
     elif markers[0] != expected:
         found.append(Violation("review-template-marker-mismatch", path, f"marker {markers[0]!r} is not the canonical {expected!r}"))
     return found

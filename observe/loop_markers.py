@@ -9,7 +9,7 @@ the evaluator sees by id.
 Formats (one line, single spaces, lowercase hex):
 
     <!-- github-codex-pr-loop-request run=<32 hex> round=<n> sha=<40 hex> -->
-    <!-- github-codex-pr-loop-claim run=<32 hex> kind=<remediation|finalization> plan=<64 hex> request=<comment id>:<40 hex> wakeup=<32 hex> -->
+    <!-- github-codex-pr-loop-claim run=<32 hex> kind=<remediation|finalization|cleanup> plan=<64 hex> request=<comment id>:<40 hex> wakeup=<32 hex> -->
     <!-- github-codex-pr-loop-reply run=<32 hex> round=<n> -->
 
 ``<n>`` is a decimal without leading zeros, at most nine digits.
@@ -25,7 +25,7 @@ RUN_ID = re.compile(r"[0-9a-f]{32}")
 _ROUND = r"(?P<round>0|[1-9][0-9]{0,8})"
 REQUEST_MARKER = re.compile(rf"<!-- github-codex-pr-loop-request run=(?P<run>[0-9a-f]{{32}}) round={_ROUND} sha=(?P<sha>[0-9a-f]{{40}}) -->")
 CLAIM_MARKER = re.compile(
-    r"<!-- github-codex-pr-loop-claim run=(?P<run>[0-9a-f]{32}) kind=(?P<kind>remediation|finalization)"
+    r"<!-- github-codex-pr-loop-claim run=(?P<run>[0-9a-f]{32}) kind=(?P<kind>remediation|finalization|cleanup)"
     r" plan=(?P<plan>[0-9a-f]{64}) request=(?P<request>[1-9][0-9]{0,15}:[0-9a-f]{40}) wakeup=(?P<wakeup>[0-9a-f]{32}) -->"
 )
 REPLY_MARKER = re.compile(rf"<!-- github-codex-pr-loop-reply run=(?P<run>[0-9a-f]{{32}}) round={_ROUND} -->")

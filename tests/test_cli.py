@@ -137,3 +137,32 @@ def test_unverified_risk_acceptance_is_noted_for_people():
     status, _, stderr = run_cli("--initial", str(FIXTURES / "initial" / "valid" / "explicit-risk-acceptance.json"))
     assert status == 0 and "not verified" in stderr
     assert "not verified" not in run_cli("--initial", str(MAXIMAL))[2]
+
+
+def test_output_is_one_ascii_json_line_even_for_a_stray_byte_in_argv():
+    import subprocess
+    import sys
+
+    from tests.helpers import SCRIPT
+
+    completed = subprocess.run([sys.executable, str(SCRIPT), "--state", str(MAXIMAL), b"\xff"], capture_output=True, env={"PYTHONIOENCODING": "ascii", "PATH": "/usr/bin:/bin"})
+    assert completed.returncode == 2
+    line = completed.stdout.decode("ascii")
+    assert line.count("\n") == 1 and json.loads(line)["errors"][0]["code"] == "usage-error"
+
+
+def test_non_ascii_documents_print_under_an_ascii_locale():
+    import subprocess
+    import sys
+
+    from tests.helpers import SCRIPT
+
+    path = FIXTURES / "initial" / "invalid" / "invalid-path--hfs-ignorable.json"
+    completed = subprocess.run([sys.executable, str(SCRIPT), "--initial", str(path)], capture_output=True, env={"PYTHONIOENCODING": "ascii", "PATH": "/usr/bin:/bin"})
+    assert completed.returncode == 1 and b"Traceback" not in completed.stderr
+    assert json.loads(completed.stdout.decode("ascii"))["errors"][0]["code"] == "invalid-path"
+
+
+@pytest.mark.parametrize("args", [["--init", str(MAXIMAL)], ["--initial", str(MAXIMAL), "--approved-hash", "0" * 64, "--approved-hash", "1" * 64]])
+def test_abbreviated_or_repeated_flags_are_usage_errors(args):
+    assert run_cli(*args)[0] == 2

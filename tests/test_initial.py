@@ -131,3 +131,13 @@ class TestRiskAcceptance:
         record_path.write_text(json.dumps(self.record))
         status, output, _ = run_cli("--initial", str(document_path), "--risk-acceptance", str(record_path))
         assert status == 1 and "risk-acceptance-run-mismatch" in {e["code"] for e in output["errors"]}
+
+
+def test_autonomous_explicit_risk_needs_the_record():
+    document, record = samples.explicit_risk_initial()
+    manifest = {**document["initial_manifest"], "mode": "autonomous"}
+    autonomous = samples.seal_initial(document["initial_snapshot"], manifest)
+    result = check(autonomous)
+    assert [(e["code"], e["path"]) for e in result["errors"]] == [("risk-acceptance-record-missing", "/initial_snapshot/execution_boundary/risk_acceptance_sha256")]
+    assert check(autonomous, risk_record=record)["ok"] is True
+    assert check(document)["ok"] is True  # approval-gated: the user approves the hash that binds the record

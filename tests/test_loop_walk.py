@@ -92,7 +92,7 @@ def test_an_approval_gated_loop_from_bootstrap_to_done(capsys, tmp_path):
     assert second_hash != first_hash
     expect(phase_two, "await-approval", "approval-required", "--approved-hash", first_hash)
     expect(phase_two, "claim-plan", "plan-unclaimed", "--approved-hash", second_hash)
-    phase_two["claims"].append(samples.claim(phase_two, "finalization", second_hash, comment_id=2200000010, created_at="2026-11-29T10:19:30Z"))
+    phase_two["claims"].append(samples.claim(phase_two, "cleanup", second_hash, comment_id=2200000010, created_at="2026-11-29T10:19:30Z"))
     phase_two["observed_at"] = "2026-11-29T10:19:40Z"
     finish = expect(phase_two, "finish-finalization", "finalization-settled", "--approved-hash", second_hash)
     assert finish["original_plan_hash"] == first_hash and finish["delete_automation_id"] == samples.AUTOMATION_ID

@@ -143,3 +143,34 @@ def test_markers_built_by_policy_parse_in_the_observer():
     assert loop_markers.classify_issue_comment(f"@codex review\n{request}", samples.RUN_ID).kind == "request"
     assert loop_markers.classify_issue_comment(claim, samples.RUN_ID).kind == "claim"
     assert loop_markers.reply_round(f"Fixed in the next push.\n{reply}", samples.RUN_ID) == 2
+
+
+def test_autonomous_remediation_in_explicit_form_needs_the_record():
+    from evaluator import policy
+    from evaluator.canonical import digest
+    from tools import state_scenarios
+
+    state = state_scenarios.remediation_planned()
+    execution = state["remediation_manifest"]["execution"]
+    execution.update(isolation=policy.EXPLICIT_RISK, risk_acceptance_sha256="ab" * 32)
+    execution["git"]["profile"] = policy.EXPLICIT_RISK_PROFILE
+    state["execution_boundary"] = execution
+    state["remediation_plan_hash"] = digest(state["remediation_manifest"])
+    result = run_state(state, approved_hash=None, now=None)
+    assert [e["code"] for e in result["errors"]] == ["risk-acceptance-record-missing"]
+    state["mode"] = "approval-gated"
+    assert run_state(state, approved_hash=None, now=None)["action"] == "await-approval"
+
+
+def test_findings_after_phase_one_still_lock_and_time_out():
+    from tools import samples, state_scenarios
+
+    state = samples.with_findings(state_scenarios.phase_one_done())
+    state = samples.with_plan(state, samples.remediation_manifest(state))
+    assert run_state(state, approved_hash=None, now=None)["action"] == "claim-plan"
+    state["claims"].append(samples.claim(state, "remediation", state["remediation_plan_hash"], comment_id=2200000005))
+    assert run_state(state, approved_hash=None, now=None)["action"] == "execute-remediation"
+    other = {**state, "wakeup_id": samples.OTHER_WAKEUP_ID}
+    assert run_state(other, approved_hash=None, now=None)["action"] == "wait"
+    late = run_state(other, approved_hash=None, now="2026-11-29T11:00:00Z")
+    assert (late["action"], late["reasons"]) == ("state-inconsistency", ["claim-abandoned"])

@@ -141,8 +141,12 @@ def test_no_state_with_an_inconsistency_yields_a_write(name, field):
     result = evaluate(drifted, approved, now)
     if result["ok"] and result["action"] == "state-inconsistency":
         assert result["write_permitted"] is False
-    if result["ok"] and result.get("reasons") and any(r.endswith("drift") or r.startswith("automation-") for r in result["reasons"]):
-        assert result["action"] not in WRITE_ACTIONS
+    reasons = result.get("reasons", []) if result["ok"] else []
+    if any(r in ("evaluator-digest-changed", "user-drift") or r.startswith("automation-") for r in reasons):
+        assert result["action"] not in WRITE_ACTIONS  # trust first: not even cleanup
+    elif any(r.endswith("drift") for r in reasons):
+        # Only a closed or merged PR's own automation may still be deleted.
+        assert result["action"] not in WRITE_ACTIONS or result["action"] == "stop-pr-closed"
 
 
 def test_approval_gated_plans_need_the_exact_hash():

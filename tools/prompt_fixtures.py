@@ -139,6 +139,8 @@ INVALID_PROMPTS: list[tuple[str, list[str], Callable[[], dict]]] = [
     ("prompt-state-not-bootstrap--wrong-schedule", ["prompt-state-not-bootstrap"], on_boot(setter(*S, "automations", [{**PAUSED_RECORD, "rrule": "FREQ=HOURLY"}]))),
     ("prompt-state-not-bootstrap--evaluator-edited", ["prompt-state-not-bootstrap"], on_boot(setter(*S, "current_evaluator_sha256", samples.hexdigest("edited")))),
     ("prompt-state-not-bootstrap--marker-anomaly", ["prompt-state-not-bootstrap"], on_boot(setter(*S, "marker_anomalies", ["1900000002"]))),
+    ("bootstrap-request-not-pending--observed-after-deadline", ["bootstrap-request-not-pending"], on_boot(setter(*S, "observed_at", "2026-11-29T11:00:00Z"))),
+    ("bootstrap-request-not-pending--observed-before-request", ["bootstrap-request-not-pending"], on_boot(setter(*S, "observed_at", "2026-11-29T09:59:59Z"))),
     ("responses-not-sorted--state-rule", ["responses-not-sorted"], on_boot(setter(*S, "responses", [samples.response("review", 5, clean=False), samples.response("issue-comment", 4, clean=False)]))),
 ]
 

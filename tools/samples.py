@@ -165,7 +165,7 @@ def risk_acceptance_record(snapshot: dict[str, Any]) -> dict[str, Any]:
         "execution_boundary": {key: copy.deepcopy(value) for key, value in boundary.items() if key != "risk_acceptance_sha256"},
         "kind": policy.EXPLICIT_RISK,
         "run_id": RUN_ID,
-        "unavailable_guarantees": ["hooks-disabled", "network-isolation", "no-active-clean-filters"],
+        "unavailable_guarantees": ["checkout-only-filesystem", "hooks-disabled", "minimal-environment", "network-isolation", "no-active-clean-filters"],
         "version": 1,
     }
 

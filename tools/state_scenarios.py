@@ -80,8 +80,16 @@ def phase_two_planned(mode: str = "autonomous") -> dict[str, Any]:
 
 def phase_two_claimed(mode: str = "autonomous", wakeup_id: str = samples.WAKEUP_ID) -> dict[str, Any]:
     state = phase_two_planned(mode)
-    state["claims"].append(claim(state, "finalization", state["finalization_plan_hash"], comment_id=2200000002, wakeup_id=wakeup_id))
+    state["claims"].append(claim(state, "cleanup", state["finalization_plan_hash"], comment_id=2200000002, wakeup_id=wakeup_id))
     return state
+
+
+def other_cleanup_claim() -> dict[str, Any]:
+    """Another wakeup claimed phase two for a plan built from a slightly different snapshot."""
+    state = phase_two_claimed(wakeup_id=OTHER_WAKEUP_ID)
+    state["gates"]["checks"] = "pending"
+    state["finalization_manifest"] = finalization_manifest(state)
+    return with_plan(state, state["finalization_manifest"])
 
 
 def bootstrap_state() -> dict[str, Any]:
@@ -135,6 +143,10 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
         ("plan-finalization--codex-clean", clean_state(), {}, "plan-finalization", ["codex-clean"]),
         ("plan-finalization--plus-one-reaction", edit(base, observed_at=LATER, plus_one_reactions=[{"created_at": "2026-11-29T10:04:00Z", "id": "3000000001"}]), {}, "plan-finalization", ["codex-clean"]),
         ("wait--summary-completed-before-request", edit(base, observed_at=LATER, summary_rows=[{"comment_id": "2000000002", "content_version_at": "2026-11-29T09:59:00Z", "head_sha": sha("head-1"), "status": "completed"}]), {}, "wait", ["awaiting-codex-response"]),
+        ("wait--unbound-answer-blocks-clean", edit(base, observed_at=LATER, responses=[{**response("issue-comment", 2000000005, clean=False), "commit_sha": None}], plus_one_reactions=[{"created_at": "2026-11-29T10:06:00Z", "id": "3000000001"}]), {}, "wait", ["awaiting-codex-response"]),
+        ("request-timeout--answer-edited-after-deadline", edit(base, observed_at="2026-11-29T11:10:00Z", responses=[{**response("issue-comment", 2000000003, clean=True), "content_version_at": "2026-11-29T11:00:00Z"}]), {}, "request-timeout", ["request-deadline-passed"]),
+        ("plan-remediation--findings-after-phase-one", with_findings(phase_one_done()), {}, "plan-remediation", ["codex-findings"]),
+        ("wait--cleanup-claimed-by-other-wakeup-with-another-plan", other_cleanup_claim(), {}, "wait", ["finalization-claimed-by-other-wakeup"]),
         ("plan-finalization--summary-completed", edit(base, observed_at=LATER, summary_rows=[{"comment_id": "2000000002", "content_version_at": "2026-11-29T10:05:00Z", "head_sha": sha("head-1"), "status": "completed"}]), {}, "plan-finalization", ["codex-clean"]),
         ("plan-finalization--finalization-phase-two", phase_one_done(), {}, "plan-finalization", ["finalization-phase-two"]),
         ("execute-finalization--plan-claimed", finalization_claimed(), {}, "execute-finalization", ["plan-claimed"]),
@@ -148,7 +160,7 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
         ("stop-max-rounds--max-fix-rounds-reached", max_rounds_state(), {}, "stop-max-rounds", ["max-fix-rounds-reached"]),
         ("stop-pr-closed--pr-closed", edit(base, pr_state="closed"), {}, "stop-pr-closed", ["pr-closed"]),
         ("stop-pr-closed--pr-merged", edit(base, pr_state="merged"), {}, "stop-pr-closed", ["pr-merged"]),
-        ("stop-pr-closed--branch-deleted-after-merge", edit(base, pr_state="merged", remote_head_sha=None), {}, "stop-pr-closed", ["pr-merged"]),
+        ("stop-pr-closed--branch-deleted-after-merge", edit(base, pr_state="merged", remote_head_sha=None), {}, "stop-pr-closed", ["pr-merged", "remote-head-drift"]),
         ("state-inconsistency--closed-pr-with-edited-evaluator", edit(base, pr_state="closed", current_evaluator_sha256=samples.hexdigest("edited")), {}, "state-inconsistency", ["evaluator-digest-changed"]),
         ("stop-reviewer-unavailable--codex-unavailable", edit(base, observed_at=LATER, unavailable_replies=[{"created_at": "2026-11-29T10:03:00Z", "id": "2000000004", "kind": "usage-limit"}]), {}, "stop-reviewer-unavailable", ["codex-unavailable"]),
         ("stop-reviewer-unavailable--codex-review-failed", edit(base, summary_rows=[{"comment_id": "2000000002", "content_version_at": "2026-11-29T10:01:00Z", "head_sha": sha("head-1"), "status": "failed"}]), {}, "stop-reviewer-unavailable", ["codex-review-failed"]),

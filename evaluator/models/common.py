@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Iterable
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
@@ -52,19 +52,25 @@ def is_timestamp(text: str) -> bool:
     if not _TIMESTAMP.fullmatch(text):
         return False
     try:
-        parse_timestamp(text)
-    except ValueError:
+        _within_range(parse_timestamp(text))
+    except (ValueError, OverflowError):
         return False
     return True
+
+
+def _within_range(instant: datetime) -> None:
+    # Deadlines and timeouts are added to timestamps: leave a day of room at
+    # both ends of the calendar so no arithmetic can overflow.
+    instant - timedelta(days=1), instant + timedelta(days=1)
 
 
 def _timestamp(value: str) -> str:
     if not _TIMESTAMP.fullmatch(value):
         raise PydanticCustomError("invalid-timestamp", "{observed} is not ISO-8601 with an explicit offset", {"observed": describe(value)})
     try:
-        parse_timestamp(value)
-    except ValueError:
-        raise PydanticCustomError("invalid-timestamp", "{observed} is not a real date and time", {"observed": describe(value)}) from None
+        _within_range(parse_timestamp(value))
+    except (ValueError, OverflowError):
+        raise PydanticCustomError("invalid-timestamp", "{observed} is not a real date and time (a day from either end of the calendar)", {"observed": describe(value)}) from None
     return value
 
 
@@ -139,6 +145,9 @@ _HFS_IGNORABLE = dict.fromkeys(
 # .git and its NTFS 8.3 short name, with the trailing dots, spaces or
 # alternate-data-stream suffix that NTFS ignores.
 _DOTGIT = re.compile(r"(\.git|git~1)[. ]*(:.*)?")
+# Files git itself reads from the work tree: a plan that edits them could turn
+# on a clean filter or a submodule after the boundary was observed.
+_GIT_CONTROL_FILE = re.compile(r"(\.gitattributes|\.gitmodules)[. ]*(:.*)?")
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -164,6 +173,8 @@ def path_problem(path: str) -> str | None:
         folded = component.translate(_HFS_IGNORABLE).lower()
         if _DOTGIT.fullmatch(folded):
             return "has a component that names git metadata (.git under NTFS/HFS rules)"
+        if _GIT_CONTROL_FILE.fullmatch(folded):
+            return "names a file git reads for attributes or submodules (.gitattributes, .gitmodules)"
     return None
 
 

@@ -83,7 +83,7 @@ class Reaction(Strict):
 class Claim(Strict):
     comment_id: PositiveInt
     created_at: Timestamp
-    kind: Literal["remediation", "finalization"]
+    kind: Literal["remediation", "finalization", "cleanup"]
     plan_hash: Digest
     request_key: str
     wakeup_id: RunId

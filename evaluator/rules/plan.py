@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any, Callable, Sequence
 
 from .. import policy
@@ -42,13 +43,18 @@ def path_violations(paths: Sequence[str], records: Sequence[PathRecord], base: t
     return found
 
 
+def _normalized_absolute(executable: str) -> bool:
+    """An absolute path to a file, written the one normal way (no //, ., .. or trailing /)."""
+    return executable.startswith("/") and executable != "/" and posixpath.normpath(executable) == executable and not executable.startswith("//")
+
+
 def command_violations(commands: Sequence[Command], base: tuple) -> list[Violation]:
     found: list[Violation] = []
     for index, command in enumerate(commands):
         where = pointer(*base, "commands", index, "argv")
         if not command.argv:
             found.append(Violation("command-argv-empty", where, "argv must name at least the executable"))
-        elif not command.argv[0].startswith("/") or "/../" in command.argv[0] + "/" or "/./" in command.argv[0] + "/":
+        elif not _normalized_absolute(command.argv[0]):
             found.append(Violation("command-argv-not-absolute", pointer(*base, "commands", index, "argv", 0), f"executable {command.argv[0]!r} is not a normalized absolute path"))
     return found
 

@@ -73,6 +73,10 @@ def receipt_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manif
     return found
 
 
+def _instant(value: str | None):
+    return None if value is None else parse_timestamp(value)
+
+
 def binding_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manifest: InitialManifest, plan_hash: str) -> list[Violation]:
     """Every initial identity and policy value, bound to the fresh bootstrap state."""
     state = boot.state
@@ -85,6 +89,9 @@ def binding_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manif
     expected_deadline = parse_timestamp(state.request_created_at) + policy.REQUEST_TIMEOUT if state.request_created_at else None
     if expected_deadline is None or parse_timestamp(boot.request_deadline) != expected_deadline:
         found.append(Violation("request-deadline-not-policy", pointer(*BOOT, "request_deadline"), f"the deadline must be exactly {policy.REQUEST_TIMEOUT} after state.request_created_at"))
+    created, deadline, observed = (_instant(value) for value in (state.request_created_at, state.request_deadline, state.observed_at))
+    if created is not None and deadline is not None and not created < observed <= deadline:
+        found.append(Violation("bootstrap-request-not-pending", pointer(*STATE, "observed_at"), "the bootstrap state must be observed after the round-0 request and by its deadline"))
     bindings = (
         ("run_id", manifest.run_id),
         ("mode", manifest.mode),

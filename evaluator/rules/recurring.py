@@ -138,6 +138,8 @@ def state_violations(state: RecurringState, raw: dict[str, Any], base: tuple = (
     if state.pr_url != canonical_pr_url(state.repository, state.pr_number):
         found.append(Violation("pr-url-not-canonical", at("pr_url"), f"observed {state.pr_url!r}, expected {canonical_pr_url(state.repository, state.pr_number)!r}"))
     for index, response in enumerate(state.responses):
+        if response.zero_findings_signal and response.source != "issue-comment":
+            found.append(Violation("response-signal-source-invalid", pointer(*base, "responses", index, "zero_findings_signal"), f"only an issue comment carries Codex's no-findings text; a {response.source} cannot"))
         if response.bot_id != policy.TRUSTED_CODEX_BOT_ID:
             found.append(Violation("response-bot-untrusted", pointer(*base, "responses", index, "bot_id"), f"bot {response.bot_id} is not the trusted Codex account {policy.TRUSTED_CODEX_BOT_ID}"))
     if state.head_branch == state.base_branch:

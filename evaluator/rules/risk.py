@@ -14,7 +14,8 @@ from ..models.risk import RiskAcceptance
 
 def required_guarantees(boundary: ExecutionBoundary) -> set[str]:
     """Guarantees the record must name as unavailable, read off the boundary itself."""
-    required = {"network-isolation"}
+    # The explicit form gives up all three guarantees its isolation name stands for.
+    required = {"network-isolation", "minimal-environment", "checkout-only-filesystem"}
     required |= {name.replace("_", "-") for name in policy.GIT_PROTECTIONS if not getattr(boundary.git, name)}
     if boundary.git.active_clean_filters:
         required.add("no-active-clean-filters")
