@@ -27,7 +27,6 @@ CLEANUP_STOPS = frozenset({"stop-pr-closed", "request-timeout", "stop-max-rounds
 @dataclass(frozen=True)
 class Facts:
     state: RecurringState
-    now: datetime
     inconsistencies: tuple[str, ...]
     trust_inconsistencies: tuple[str, ...]
     findings: bool
@@ -183,7 +182,6 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
             inconsistencies.append("claim-abandoned")
     return Facts(
         state=state,
-        now=now,
         inconsistencies=tuple(sorted(set(inconsistencies))),
         trust_inconsistencies=tuple(sorted(set(trust))),
         findings=findings,

@@ -18,7 +18,6 @@ POLICY_SCHEMA_VERSION = 1
 HOST = "github.com"
 TRUSTED_CODEX_BOT_ID = 199175422  # chatgpt-codex-connector[bot]; trusted by numeric id only
 TRUSTED_CODEX_BOT_TYPE = "Bot"
-RESPONSE_SOURCES = ("issue-comment", "review", "review-comment")
 
 # Automation schedule: the heartbeat every wakeup runs on.
 HEARTBEAT_RRULE = "FREQ=MINUTELY;INTERVAL=2"
@@ -49,7 +48,6 @@ MAX_SAFE_INTEGER = 2**53 - 1
 
 # Modes.
 WRITE_MODES = ("autonomous", "approval-gated")
-MODES = WRITE_MODES + ("report-only",)
 
 # Execution boundary forms.
 ISOLATED = "no-network-minimal-env-checkout-only"
@@ -71,30 +69,6 @@ GIT_PROTECTIONS = (
 RISK_GUARANTEES = ("network-isolation", "minimal-environment", "checkout-only-filesystem") + tuple(
     name.replace("_", "-") for name in GIT_PROTECTIONS
 ) + ("no-active-clean-filters",)
-
-# Fixed operation vocabularies.
-INITIAL_OPERATIONS = (
-    "fetch-base",
-    "create-branch",
-    "run-validation",
-    "stage-files",
-    "commit",
-    "push",
-    "create-pr",
-    "reuse-pr",
-    "request-codex-review",
-    "bootstrap-automation",
-)
-REMEDIATION_OPERATIONS = (
-    "edit-files",
-    "run-validation",
-    "commit",
-    "push",
-    "reply-to-codex-threads",
-    "request-codex-review",
-    "update-automation",
-)
-FINALIZATION_OPERATIONS = ("mark-draft-ready", "resolve-codex-threads", "delete-owned-automation")
 
 # Templates.
 FINAL_HEAD_PLACEHOLDER = "{{FINAL_HEAD_SHA}}"

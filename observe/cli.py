@@ -141,7 +141,10 @@ def collect_initial(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any
 
     commands = []
     for text in args.command:
-        argv = json.loads(text) if text.startswith("[") else None
+        try:
+            argv = json.loads(text)
+        except ValueError:
+            argv = None
         if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
             raise UsageError("--command takes a JSON array of strings")
         commands.append({"argv": argv, "definition_sha256": command_definition_sha256(argv)})
