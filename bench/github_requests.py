@@ -1,6 +1,6 @@
 """Requests and rate-limit points of one observation, with a cold and a warm ETag cache.
 
-Runs against the fake GitHub of the tests (tests/fakegithub.py) on 127.0.0.1,
+Runs against the fake GitHub of the tests (simulator/fakegithub.py) on 127.0.0.1,
 so it needs no network and no token. The PR is unchanged between the two
 runs, which is what most wakeups see.
 
@@ -24,11 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.fakegithub import (  # noqa: E402
+from simulator.fakegithub import (  # noqa: E402
     BODIES, PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, USERS, FakeGitHub, at, codex_body, fixture,
 )
-from observe.github import observe_pull_request  # noqa: E402
-from observe.github_client import GitHubClient  # noqa: E402
+from observe.github.pull_request import observe_pull_request  # noqa: E402
+from observe.github.client import GitHubClient  # noqa: E402
 
 
 def build_pull_request(fake: FakeGitHub, threads: int, comments: int) -> None:

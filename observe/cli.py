@@ -112,7 +112,7 @@ def _now(args: argparse.Namespace) -> datetime:
 
 
 def _github(args: argparse.Namespace, stack: ExitStack, repository: str):
-    from .github_client import GitHubClient
+    from observe.github.client import GitHubClient
 
     client = GitHubClient(repository, host=args.api_url)
     stack.callback(client.close)
@@ -122,13 +122,13 @@ def _github(args: argparse.Namespace, stack: ExitStack, repository: str):
 
 
 def _git(args: argparse.Namespace, stack: ExitStack, checkout: str):
-    from .git import GitObserver
+    from observe.git.observer import GitObserver
 
     return stack.enter_context(GitObserver(checkout, gh_path=args.gh))
 
 
 def _registry(args: argparse.Namespace) -> Path:
-    from .automations import default_registry_root
+    from observe.registry import default_registry_root
 
     return Path(args.registry) if args.registry else default_registry_root()
 
@@ -136,8 +136,8 @@ def _registry(args: argparse.Namespace) -> Path:
 def collect_initial(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
     from evaluator import policy
 
-    from .git import command_definition_sha256
-    from .github_pulls import existing_pull_request
+    from observe.git.observer import command_definition_sha256
+    from observe.github.pulls import existing_pull_request
 
     commands = []
     for text in args.command:
@@ -174,7 +174,7 @@ def collect_initial(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any
 
 
 def _owned(args: argparse.Namespace, key: str) -> list[dict[str, Any]]:
-    from .automations import owned_automations
+    from observe.registry import owned_automations
 
     return [dict(record) for record in owned_automations(_registry(args), key)]
 
@@ -184,9 +184,9 @@ def collect_prompt(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]
     from evaluator.canonical import digest, text_digest
     from evaluator.render import render_prompt, render_review_body
 
-    from . import collect
-    from .github import observe_pull_request
-    from .skill_digest import evaluator_sha256
+    from observe import collect
+    from observe.github.pull_request import observe_pull_request
+    from observe.evaluator_digest import evaluator_sha256
 
     initial = _load(args.initial)
     snapshot, manifest = initial["initial_snapshot"], initial["initial_manifest"]
@@ -230,9 +230,9 @@ def collect_prompt(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]
 def collect_wakeup(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
     from evaluator import policy
 
-    from . import collect
-    from .github import observe_pull_request
-    from .skill_digest import evaluator_sha256
+    from observe import collect
+    from observe.github.pull_request import observe_pull_request
+    from observe.evaluator_digest import evaluator_sha256
 
     if not _HEX32.fullmatch(args.wakeup_id):
         raise UsageError("--wakeup-id must be 32 lowercase hex digits")
@@ -257,7 +257,7 @@ def collect_wakeup(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]
 
 def _remote_or_none(git: Any, repository: str) -> str | None:
     """A missing or ambiguous remote is drift for the evaluator to report, not a crash."""
-    from .git import GitObservationError
+    from observe.git.observer import GitObservationError
 
     try:
         return git.remote_name_for(repository)
@@ -268,8 +268,8 @@ def _remote_or_none(git: Any, repository: str) -> str | None:
 
 
 def collect_report(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
-    from . import collect
-    from .github import observe_pull_request
+    from observe import collect
+    from observe.github.pull_request import observe_pull_request
 
     if not _HEX32.fullmatch(args.run_id):
         raise UsageError("--run-id must be 32 lowercase hex digits")
@@ -283,7 +283,7 @@ def collect_boundary(args: argparse.Namespace, stack: ExitStack) -> dict[str, An
 
 
 def recheck_paths(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any]:
-    from .git import recheck_path_records
+    from observe.git.observer import recheck_path_records
 
     document = _load(args.document)
     records = _find_path_records(document)
@@ -308,8 +308,8 @@ _COMMANDS = {"initial": collect_initial, "prompt": collect_prompt, "state": coll
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .git import GitObservationError
-    from .github_errors import GitHubObservationError
+    from observe.git.observer import GitObservationError
+    from observe.github.errors import GitHubObservationError
 
     try:
         args = _parser().parse_args(sys.argv[1:] if argv is None else argv)

@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 @pytest.fixture(scope="module")
 def server():
     """The fake GitHub on 127.0.0.1, one per test module."""
-    from tests.fakegithub import FakeGitHub
+    from simulator.fakegithub import FakeGitHub
 
     fake = FakeGitHub().start()
     yield fake

@@ -15,7 +15,7 @@ from evaluator.canonical import text_digest
 from evaluator.checks import run_initial, run_prompt, run_state
 from observe import cli
 from observe.collect import request_checkpoint, thread_classes
-from tests.fakegithub import PR_NUMBER, RUN_ID, TOKEN, USERS, at, codex_body
+from simulator.fakegithub import PR_NUMBER, RUN_ID, TOKEN, USERS, at, codex_body
 from tools import samples
 
 REPOSITORY = "octo-org/widgets"

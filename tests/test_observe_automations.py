@@ -16,7 +16,7 @@ import pytest
 
 from evaluator import policy
 from evaluator.canonical import text_digest
-from observe.automations import (
+from observe.registry import (
     RegistryError,
     default_registry_root,
     owned_automations,
@@ -339,7 +339,7 @@ def test_default_registry_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_rrule_property_name_is_removed_and_nothing_else(tmp_path):
-    from observe.automations import _schedule
+    from observe.registry import _schedule
 
     assert _schedule("RRULE:FREQ=MINUTELY;INTERVAL=2") == "FREQ=MINUTELY;INTERVAL=2"
     assert _schedule("FREQ=MINUTELY;INTERVAL=2") == "FREQ=MINUTELY;INTERVAL=2"

@@ -16,7 +16,7 @@ import pytest
 
 from evaluator import policy
 from evaluator.canonical import canonical_text
-from observe.git import (
+from observe.git.observer import (
     DIFF_OPTIONS,
     GitObservationError,
     GitObserver,

@@ -1,4 +1,4 @@
-"""The GitHub observer against a fake GitHub on 127.0.0.1 (tests/fakegithub.py).
+"""The GitHub observer against a fake GitHub on 127.0.0.1 (simulator/fakegithub.py).
 
 ghapi talks real HTTP to the fake; nothing of ours is mocked. Each scenario
 builds PR state from recorded payload shapes (fixtures/github) and checks the
@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 
 from evaluator.canonical import digest, text_digest
-from observe import github_gates
-from observe.codex_signals import parse_summary_rows
-from observe.github import observe_pull_request
-from observe.github_client import GitHubClient
-from observe.github_errors import ERROR_CODES, GitHubObservationError
-from observe.github_token import resolve_token
-from observe.loop_markers import classify_issue_comment, reply_round
+from observe.github import gates as github_gates
+from observe.github.codex_signals import parse_summary_rows
+from observe.github.pull_request import observe_pull_request
+from observe.github.client import GitHubClient
+from observe.github.errors import ERROR_CODES, GitHubObservationError
+from observe.github.token import resolve_token
+from observe.github.loop_markers import classify_issue_comment, reply_round
 
-from tests.fakegithub import (
+from simulator.fakegithub import (
     BODIES, OTHER_RUN_ID, PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, USERS, at, codex_body, fixture, request_body, sha_for,
 )
 

@@ -133,7 +133,7 @@ def test_risk_acceptance_record_is_verified_against_the_remediation_plan():
 
 def test_markers_built_by_policy_parse_in_the_observer():
     from evaluator import policy
-    from observe import loop_markers
+    from observe.github import loop_markers
     from tools import samples
 
     sha = samples.sha("x")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from observe.skill_digest import DigestError, directory_digest, evaluator_sha256
+from observe.evaluator_digest import DigestError, directory_digest, evaluator_sha256
 
 DOC = Path(__file__).resolve().parent.parent / "references" / "automation-registry.md"
 

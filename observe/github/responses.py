@@ -13,10 +13,10 @@ from typing import Any
 from evaluator.canonical import text_digest
 from evaluator.policy import TRUSTED_CODEX_BOT_ID, TRUSTED_CODEX_BOT_TYPE
 
-from . import codex_signals
-from .github_errors import GitHubObservationError
-from .github_fields import author_id, body_text, instant, positive_id, sha40, timestamp
-from .loop_markers import classify_issue_comment
+from observe.github import codex_signals
+from observe.github.errors import GitHubObservationError
+from observe.github.fields import author_id, body_text, instant, positive_id, sha40, timestamp
+from observe.github.loop_markers import classify_issue_comment
 
 
 def loop_comments(comments: list[dict[str, Any]], user_id: int, run_id: str) -> tuple[list, list, list]:

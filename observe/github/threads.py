@@ -13,10 +13,10 @@ from typing import Any
 from evaluator.canonical import digest, text_digest
 from evaluator.policy import TRUSTED_CODEX_BOT_ID
 
-from .github_client import GitHubClient
-from .github_errors import GitHubObservationError
-from .github_fields import timestamp
-from .loop_markers import reply_round
+from observe.github.client import GitHubClient
+from observe.github.errors import GitHubObservationError
+from observe.github.fields import timestamp
+from observe.github.loop_markers import reply_round
 
 _COMMENT_FIELDS = """
         totalCount

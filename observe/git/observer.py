@@ -2,15 +2,15 @@
 
 ``GitObserver`` turns a checkout into the plain values of the spec's initial
 snapshot and execution boundary. Every command it runs goes through one
-``GitRunner`` (observe/git_runner.py) with the ``sanitized-gh-https-v1``
+``GitRunner`` (observe/git/runner.py) with the ``sanitized-gh-https-v1``
 profile; what ``-c`` cannot override is observed first and refused
-(observe/git_config.py); path records and the other filesystem observations
-use no git (observe/git_paths.py), so the action runner can recheck them before
+(observe/git/config.py); path records and the other filesystem observations
+use no git (observe/git/paths.py), so the action runner can recheck them before
 each edit and stage without opening a repository. Every digest is defined in
 references/digests.md ("Git observations") and the boundary in
 references/git-execution-boundary.md.
 
-The names in ``__all__`` are re-exported so ``from observe.git import X`` keeps
+The names in ``__all__`` are re-exported so ``from observe.git.observer import X`` keeps
 working for the public surface the tests and references use.
 """
 
@@ -27,7 +27,7 @@ from typing import Iterable, Mapping, Sequence
 from evaluator import policy
 from evaluator.canonical import digest, text_digest
 
-from .git_config import (
+from observe.git.config import (
     ConfigEntry,
     canonical_github_url,
     filter_drivers,
@@ -37,7 +37,7 @@ from .git_config import (
     repository_entries,
     transport_url_sha256,
 )
-from .git_paths import (
+from observe.git.paths import (
     command_definition_sha256,
     directory_sha256,
     file_observation,
@@ -46,7 +46,7 @@ from .git_paths import (
     recheck_path_records,
     resolve_git_dirs,
 )
-from .git_runner import (
+from observe.git.runner import (
     CREDENTIAL_VARIABLES,
     DEFAULT_TIMEOUT_SECONDS,
     DIFF_OPTIONS,

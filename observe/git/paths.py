@@ -20,7 +20,7 @@ from typing import Iterable, Mapping, Sequence
 
 from evaluator.canonical import digest
 
-from .git_runner import GitObservationError, _file_sha256, _utf8
+from observe.git.runner import GitObservationError, _file_sha256, _utf8
 
 
 # --- filesystem observations (no git) -------------------------------------

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .github import open_prs_digest
-from .github_client import GitHubClient, split_repository
-from .github_errors import GitHubObservationError
-from .github_fields import field, positive_id, sha40
+from observe.github.pull_request import open_prs_digest
+from observe.github.client import GitHubClient, split_repository
+from observe.github.errors import GitHubObservationError
+from observe.github.fields import field, positive_id, sha40
 
 
 def existing_pull_request(client: GitHubClient, repository: str, head_branch: str) -> tuple[int, str, dict[str, Any]]:

@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
-from .github_errors import GitHubObservationError
+from observe.github.errors import GitHubObservationError
 
 GH_CLI_TIMEOUT_SECONDS = 10.0
 # A token goes into an HTTP header: anything outside visible ASCII (a stray

@@ -17,7 +17,7 @@ from typing import Any
 
 from evaluator.policy import TRUSTED_CODEX_BOT_ID, TRUSTED_CODEX_BOT_TYPE
 
-from .github_errors import GitHubObservationError
+from observe.github.errors import GitHubObservationError
 
 CODEX_TEXT_POLICY: dict[str, Any] = {
     # An issue comment from Codex that starts with this is the in-place summary table.

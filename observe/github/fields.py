@@ -11,7 +11,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from .github_errors import GitHubObservationError
+from observe.github.errors import GitHubObservationError
 
 SHA40 = re.compile(r"[0-9a-f]{40}")
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)")

@@ -31,9 +31,9 @@ from urllib.parse import quote, urlencode, urlsplit
 import httpx2
 from ghapi.all import GhApi
 
-from .github_cache import CachedPage, EtagCache, default_cache_dir
-from .github_errors import GitHubObservationError
-from .github_token import resolve_token, token_identity
+from observe.github.cache import CachedPage, EtagCache, default_cache_dir
+from observe.github.errors import GitHubObservationError
+from observe.github.token import resolve_token, token_identity
 
 DEFAULT_API_URL = "https://api.github.com"
 PER_PAGE = 100

@@ -40,10 +40,10 @@ from typing import Any
 
 from evaluator.canonical import digest, text_digest
 
-from . import github_gates
-from .github_client import GitHubClient, path_segment, split_repository
-from .github_fields import body_text, field, objects, positive_id, sha40, shape_error, timestamp
-from .github_responses import (
+from observe.github import gates as github_gates
+from observe.github.client import GitHubClient, path_segment, split_repository
+from observe.github.fields import body_text, field, objects, positive_id, sha40, shape_error, timestamp
+from observe.github.responses import (
     RequestIndex,
     codex_issue_comments,
     codex_review_comments,
@@ -51,8 +51,8 @@ from .github_responses import (
     loop_comments,
     plus_one_reactions,
 )
-from .github_threads import fetch_review_threads, normalize_thread
-from .loop_markers import RUN_ID
+from observe.github.threads import fetch_review_threads, normalize_thread
+from observe.github.loop_markers import RUN_ID
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ refused before any other git command; the filter drivers found there are what
 the runner neutralizes by name. The canonical ``https://github.com/<owner>/<repo>.git``
 URL rules and ``transport_url_sha256`` belong here too: they decide which
 remote entries are acceptable. Pure functions over bytes and strings; the
-observer (observe/git.py) runs the command and feeds them.
+observer (observe/git/observer.py) runs the command and feeds them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Iterable, NamedTuple
 
 from evaluator.canonical import text_digest
 
-from .git_runner import GitObservationError, _utf8
+from observe.git.runner import GitObservationError, _utf8
 
 _OWNER = r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}"
 _REPO = r"[a-z0-9._-]{1,100}"
