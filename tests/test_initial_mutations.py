@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from evaluator.checks import run_initial
 from tests.helpers import FIXTURES, load, valid_fixtures
-from tests.mutations import mutations
+from tools.mutations import mutations
 
 EXHAUSTIVE = ["new-pr-branch-validate-commit-push", "reuse-pr-no-branch-no-validate-no-commit-no-push", "explicit-risk-acceptance", "new-pr-non-ascii-text"]
 

@@ -11,7 +11,7 @@ from evaluator import policy
 from evaluator.canonical import canonical_text, parse_document, text_digest
 from evaluator.checks import run_prompt, run_state
 from tests.helpers import invalid_fixtures, load, run_cli, valid_fixtures
-from tests.mutations import mutations
+from tools.mutations import mutations
 from tools import samples
 
 VALID = valid_fixtures("prompt")

@@ -12,7 +12,7 @@ from evaluator.canonical import digest
 from evaluator.checks import run_state
 from evaluator.machine import WRITE_ACTIONS
 from tests.helpers import FIXTURES, load
-from tests.mutations import mutations
+from tools.mutations import mutations
 from tools import samples, state_scenarios
 
 SCENARIOS = FIXTURES / "state" / "scenarios"

@@ -19,9 +19,9 @@ sys.path.insert(0, str(ROOT))
 from evaluator import policy  # noqa: E402
 from evaluator.canonical import text_digest  # noqa: E402
 from tools import samples  # noqa: E402
+from tools.mutations import Mutation, both, deleter, setter  # noqa: E402
 
 FIXTURES = ROOT / "fixtures"
-Mutation = Callable[[dict[str, Any]], None]
 
 
 def dump(value: Any) -> str:
@@ -81,31 +81,6 @@ def on_document(change: Mutation) -> Callable[[dict], dict]:
         change(document)
         return document
     return apply
-
-
-def setter(*path_and_value: Any) -> Mutation:
-    *path, value = path_and_value
-
-    def change(target: dict) -> None:
-        for key in path[:-1]:
-            target = target[key]
-        target[path[-1]] = copy.deepcopy(value)
-    return change
-
-
-def deleter(*path: Any) -> Mutation:
-    def change(target: dict) -> None:
-        for key in path[:-1]:
-            target = target[key]
-        del target[path[-1]]
-    return change
-
-
-def both(*changes: Mutation) -> Mutation:
-    def change(target: dict) -> None:
-        for each in changes:
-            each(target)
-    return change
 
 
 def set_template(template: str) -> Mutation:

@@ -8,32 +8,25 @@ from typing import Any, Callable
 from evaluator import policy
 from evaluator.canonical import digest, text_digest
 from tools import samples
+from tools.mutations import Mutation, both, deleter, setter
 from tools.state_scenarios import LATER, edit, finalization_planned, recurring_state, remediation_planned, report_state
 from tools.samples import response, sha, thread
 
 Case = tuple[str, list[str], Callable[[], dict[str, Any]]]
 
 
-def _walk(target: Any, path: tuple) -> Any:
-    for key in path:
-        target = target[key]
-    return target
-
-
 def state_change(base: Callable[[], dict], *path_and_value: Any) -> Callable[[], dict]:
-    *path, value = path_and_value
-
-    def build() -> dict:
-        state = base()
-        _walk(state, tuple(path[:-1]))[path[-1]] = copy.deepcopy(value)
-        return state
-    return build
+    return _on_state(base, setter(*path_and_value))
 
 
 def state_delete(base: Callable[[], dict], *path: Any) -> Callable[[], dict]:
+    return _on_state(base, deleter(*path))
+
+
+def _on_state(base: Callable[[], dict], change: Mutation) -> Callable[[], dict]:
     def build() -> dict:
         state = base()
-        del _walk(state, tuple(path[:-1]))[path[-1]]
+        change(state)
         return state
     return build
 
@@ -50,22 +43,6 @@ def plan_change(base: Callable[[], dict], kind: str, change: Callable[[dict], No
             state["execution_boundary"] = copy.deepcopy(manifest["execution"])
         return state
     return build
-
-
-def setter(*path_and_value: Any) -> Callable[[dict], None]:
-    *path, value = path_and_value
-    return lambda target: _walk(target, tuple(path[:-1])).__setitem__(path[-1], copy.deepcopy(value))
-
-
-def deleter(*path: Any) -> Callable[[dict], None]:
-    return lambda target: _walk(target, tuple(path[:-1])).__delitem__(path[-1])
-
-
-def both(*changes: Callable[[dict], None]) -> Callable[[dict], None]:
-    def change(target: dict) -> None:
-        for each in changes:
-            each(target)
-    return change
 
 
 def template(text: str) -> Callable[[dict], None]:

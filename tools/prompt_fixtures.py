@@ -8,6 +8,7 @@ from typing import Any, Callable
 from evaluator import policy
 from evaluator.canonical import text_digest
 from tools import samples
+from tools.mutations import both, setter
 from tools.samples import sha
 
 
@@ -38,23 +39,6 @@ def on_document(change: Callable[[dict], None], initial: Callable[[], dict] | No
         change(document)
         return document
     return build
-
-
-def setter(*path_and_value: Any) -> Callable[[dict], None]:
-    *path, value = path_and_value
-
-    def change(target: dict) -> None:
-        for key in path[:-1]:
-            target = target[key]
-        target[path[-1]] = copy.deepcopy(value)
-    return change
-
-
-def both(*changes: Callable[[dict], None]) -> Callable[[dict], None]:
-    def change(target: dict) -> None:
-        for each in changes:
-            each(target)
-    return change
 
 
 def heads(head: str) -> Callable[[dict], None]:
