@@ -18,6 +18,8 @@ import argparse
 import json
 import re
 import sys
+import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path
@@ -114,10 +116,11 @@ def _now(args: argparse.Namespace) -> datetime:
 def _github(args: argparse.Namespace, stack: ExitStack, repository: str):
     from observe.github.client import GitHubClient
 
-    client = GitHubClient(repository, host=args.api_url)
+    # The token comes from GH_TOKEN, GITHUB_TOKEN or the --gh CLI itself, never
+    # from whichever gh is first on PATH.
+    client = GitHubClient(repository, host=args.api_url, gh_path=args.gh, sleep=args.sleep)
     stack.callback(client.close)
-    if args.stats:
-        stack.callback(lambda: sys.stderr.write(json.dumps({"stats": client.stats}) + "\n"))
+    args.github_clients.append(client)
     return client
 
 
@@ -307,12 +310,14 @@ def _find_path_records(document: dict[str, Any]) -> list[dict[str, Any]] | None:
 _COMMANDS = {"initial": collect_initial, "prompt": collect_prompt, "state": collect_wakeup, "report": collect_report, "boundary": collect_boundary, "recheck-paths": recheck_paths}
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, sleep: Callable[[float], None] = time.sleep) -> int:
+    """Run one collection; ``sleep`` is the wait between GitHub retries (tests pass their own)."""
     from observe.git.observer import GitObservationError
     from observe.github.errors import GitHubObservationError
 
     try:
         args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+        args.sleep, args.github_clients = sleep, []
         with ExitStack() as stack:
             document = _COMMANDS[args.subcommand](args, stack)
     except UsageError as error:
@@ -327,4 +332,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(json.dumps({"ok": False, "errors": [{"code": "collector-internal-error", "path": "", "message": type(error).__name__}]}) + "\n")
         return 1
     sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+    if args.stats:
+        # After a document only: a failed run's standard error is its one error line.
+        for client in args.github_clients:
+            sys.stderr.write(json.dumps({"stats": client.stats}) + "\n")
     return 0

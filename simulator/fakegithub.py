@@ -14,7 +14,11 @@ the observer depends on it:
   ``node(id:)``, and reports ``rateLimit { cost: 1 }``.
 
 Faults are queued per request pattern (``fail``, ``stall``, ``truncate``,
-``corrupt``, ``graphql_errors``) and consumed in order.
+``corrupt``, ``graphql_errors``, and the hostile ones: ``drip``, ``gzip_bomb``,
+``echo`` of the Authorization header, ``after`` to change state between two
+pages) and consumed in order. ``reset()`` releases every stalled or dripping
+handler of the previous scenario, and nothing they do afterwards reaches the
+new one.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import math
 import re
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -87,12 +92,14 @@ class Fault:
     method: str
     pattern: re.Pattern[str]
     times: int
-    kind: str  # "status", "stall", "truncate", "corrupt", "graphql-errors"
+    kind: str  # "status", "stall", "truncate", "corrupt", "graphql-errors", "drip", "gzip-bomb", "echo", "after"
     status: int = 500
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b'{"message":"Server Error"}'
     seconds: float = 0.0
     echo_authorization: bool = False
+    edit: Callable[[Any, str], None] | None = None
+    action: Callable[[], None] | None = None
 
 
 class FakeGitHub:
@@ -101,6 +108,10 @@ class FakeGitHub:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self.server: HTTPServer | None = None
+        self._scenario = 0
+        self._released = threading.Event()
+        self._in_flight = 0
+        self._idle = threading.Condition(self._lock)
         self.reset()
 
     # -- lifecycle ------------------------------------------------------
@@ -123,6 +134,11 @@ class FakeGitHub:
 
     def reset(self) -> None:
         with self._lock:
+            # A handler still stalling for the previous scenario wakes now and
+            # answers nothing that touches this one (log, rate counters).
+            self._scenario += 1
+            self._released.set()
+            self._released = threading.Event()
             self.token = TOKEN
             self.user = copy.deepcopy(fixture("rest/private-user.json"))
             self.user.update({"login": USERS["loop_owner"]["login"], "id": USERS["loop_owner"]["id"]})
@@ -288,6 +304,34 @@ class FakeGitHub:
     def corrupt(self, method: str, pattern: str, body: bytes, *, times: int = 1) -> None:
         self._add_fault(method, pattern, times, "corrupt", body=body)
 
+    def drip(self, method: str, pattern: str, seconds: float, *, times: int = 1) -> None:
+        """Send the normal answer one byte every ``seconds`` (each read succeeds; the whole never ends in time)."""
+        self._add_fault(method, pattern, times, "drip", seconds=seconds)
+
+    def gzip_bomb(self, method: str, pattern: str, decompressed_bytes: int, *, times: int = 1) -> None:
+        """A gzip body that inflates to ``decompressed_bytes`` of JSON whitespace."""
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        block, chunks = b" " * (1 << 20), []
+        for _ in range(decompressed_bytes // len(block)):
+            chunks.append(compressor.compress(block))
+        chunks.append(compressor.compress(b" " * (decompressed_bytes % len(block)) + b"{}"))
+        chunks.append(compressor.flush())
+        self._add_fault(method, pattern, times, "gzip-bomb", body=b"".join(chunks))
+
+    def echo(self, method: str, pattern: str, edit: Callable[[Any, str], None] = lambda payload, authorization: None, *,
+             headers: dict[str, str] | None = None, times: int = 1) -> None:
+        """Echo the request's Authorization header into the answer: ``edit(payload, authorization)``
+        changes the JSON payload in place; ``{authorization}`` in a header value is replaced by it."""
+        self._add_fault(method, pattern, times, "echo", edit=edit, headers=headers or {})
+
+    def after(self, method: str, pattern: str, action: Callable[[], None], *, times: int = 1) -> None:
+        """Run ``action`` right after answering a matching request (a change between two pages)."""
+        self._add_fault(method, pattern, times, "after", action=action)
+
+    def delete_issue_comment(self, comment_id: int) -> None:
+        with self._lock:
+            self.issue_comments = [comment for comment in self.issue_comments if comment["id"] != comment_id]
+
     def graphql_errors(self, *, times: int = 1) -> None:
         self._add_fault("POST", r"^/graphql$", times, "graphql-errors")
 
@@ -308,32 +352,84 @@ class FakeGitHub:
         return {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": str(5000 - self.rate_used), "X-RateLimit-Used": str(self.rate_used),
                 "X-RateLimit-Reset": str(self.rate_reset), "X-RateLimit-Resource": "core"}
 
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no request handler is running (a stalled one included)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+
     def handle(self, request: Request) -> Response:
+        with self._lock:
+            self._in_flight += 1
+        try:
+            return self._handle(request)
+        finally:
+            with self._idle:
+                self._in_flight -= 1
+                self._idle.notify_all()
+
+    def _handle(self, request: Request) -> Response:
         target = request.path + (f"?{request.query_string.decode()}" if request.query_string else "")
+        with self._lock:
+            scenario, released = self._scenario, self._released
         fault = self._take_fault(request.method, target)
         if fault is not None and fault.kind == "stall":
-            time.sleep(fault.seconds)  # the client has given up by now; answer normally
+            released.wait(fault.seconds)  # the client has given up by now; answer normally
             fault = None
-        if request.headers.get("Authorization") != f"token {self.token}":
-            response = self._json_response(request, {"message": "Bad credentials"}, status=401)
-        elif fault is not None and fault.kind == "status":
+        with self._lock:
+            if scenario != self._scenario:
+                return Response(status=503)  # a later scenario began meanwhile: leave no trace in it
+            response = self._answer(request, fault, released)
+            self.log.append((request.method, target, response.status_code))
+            if fault is not None and fault.kind == "after":
+                fault.action()  # e.g. a comment deleted between this page and the next
+        return response
+
+    def _answer(self, request: Request, fault: Fault | None, released: threading.Event) -> Response:
+        authorization = request.headers.get("Authorization") or ""
+        if authorization != f"token {self.token}":
+            return self._json_response(request, {"message": "Bad credentials"}, status=401)
+        if fault is not None and fault.kind == "status":
             body = fault.body
             if fault.echo_authorization:  # a hostile server: the observer must not repeat what it says
-                body = json.dumps({"message": f"echo {request.headers.get('Authorization')}"}).encode()
-            response = Response(body, status=fault.status, headers={**self._rate_headers(), **fault.headers}, content_type="application/json")
-        elif fault is not None and fault.kind == "graphql-errors":
+                body = json.dumps({"message": f"echo {authorization}"}).encode()
+            return Response(body, status=fault.status, headers={**self._rate_headers(), **fault.headers}, content_type="application/json")
+        if fault is not None and fault.kind == "graphql-errors":
             payload = {"data": None, "errors": [{"type": "INTERNAL", "message": "Something went wrong while executing your query."}]}
-            response = Response(json.dumps(payload), status=200, content_type="application/json")
-        else:
-            with self._lock:
-                response = self._route(request)
-            if fault is not None and fault.kind == "truncate":
-                response = Response(response.get_data()[: len(response.get_data()) // 2], status=200, headers=dict(response.headers))
-                response.headers.pop("Content-Length", None)
-            elif fault is not None and fault.kind == "corrupt":
-                response = Response(fault.body, status=200, content_type="application/json")
-        self.log.append((request.method, target, response.status_code))
+            return Response(json.dumps(payload), status=200, content_type="application/json")
+        if fault is not None and fault.kind == "gzip-bomb":
+            return Response(fault.body, status=200, headers={"Content-Encoding": "gzip"}, content_type="application/json")
+        response = self._route(request)
+        if fault is None:
+            return response
+        if fault.kind == "truncate":
+            response = Response(response.get_data()[: len(response.get_data()) // 2], status=200, headers=dict(response.headers))
+            response.headers.pop("Content-Length", None)
+        elif fault.kind == "corrupt":
+            response = Response(fault.body, status=200, content_type="application/json")
+        elif fault.kind == "echo":
+            # A hostile server or proxy: the Authorization header comes back inside the answer.
+            payload = json.loads(response.get_data())
+            fault.edit(payload, authorization)
+            headers = {key: value.replace("{authorization}", authorization) for key, value in fault.headers.items()}
+            response = Response(json.dumps(payload), status=response.status_code, headers={**dict(response.headers), **headers})
+            response.headers.pop("Content-Length", None)
+        elif fault.kind == "drip":
+            response = self._drip(response, fault.seconds, released)
         return response
+
+    @staticmethod
+    def _drip(response: Response, seconds: float, released: threading.Event) -> Response:
+        """The same answer, one byte every ``seconds``; a new scenario cuts it short."""
+        body = response.get_data()
+
+        def trickle():
+            for index in range(len(body)):
+                if released.wait(seconds):
+                    return
+                yield body[index : index + 1]
+
+        headers = {key: value for key, value in response.headers.items() if key.lower() != "content-length"}
+        return Response(trickle(), status=response.status_code, headers=headers, direct_passthrough=True)
 
     def _route(self, request: Request) -> Response:
         repo_prefix = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"

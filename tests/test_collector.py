@@ -164,14 +164,24 @@ def test_prompt_collection_refuses_a_request_body_that_is_not_the_approved_one(c
 
 
 def test_collector_failures_print_nothing_on_standard_output(capsys, world):
-    fake = world["fake"]
+    fake, sleeps = world["fake"], []
     fake.fail("GET", r"/pulls/7$", 502, times=10)
-    status = cli.main(["--api-url", fake.url, "report", "--repository", REPOSITORY, "--pr", str(PR_NUMBER), "--run-id", RUN_ID])
+    status = cli.main(["--api-url", fake.url, "report", "--repository", REPOSITORY, "--pr", str(PR_NUMBER), "--run-id", RUN_ID], sleep=sleeps.append)
     captured = capsys.readouterr()
     assert status == 1 and captured.out == ""
     assert json.loads(captured.err)["errors"][0]["code"] == "github-server-error"
+    assert sleeps == [1.0, 2.0, 4.0]  # the retry backoff, through the injected sleep
     assert cli.main(["report", "--repository", REPOSITORY, "--pr", "7", "--run-id", "nothex"]) == 2
     assert capsys.readouterr().out == ""
+
+
+def test_two_open_pull_requests_on_the_head_branch_are_a_clean_error(capsys, world):
+    fake, repo = world["fake"], world["repo"]
+    fake.add_open_pull(8, "feature/loop", world["head0"])
+    status = cli.main(["--api-url", fake.url, "--gh", str(world["gh"]), "initial", "--checkout", str(repo), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", "src/app.py", "--commit", "--push"])
+    captured = capsys.readouterr()
+    assert status == 1 and captured.out == ""
+    assert json.loads(captured.err)["errors"][0]["code"] == "github-ambiguous-pull-request"
 
 
 def test_recheck_paths_names_the_changed_path(capsys, world, tmp_path):

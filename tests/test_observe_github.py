@@ -580,6 +580,18 @@ def test_a_primary_limit_is_waited_out_until_the_reset(fake, make_client, sleeps
     assert sleeps == [5.0]
 
 
+def test_a_stalled_answer_never_reaches_the_next_scenario(fake, make_client):
+    fake.stall("GET", r"^/user$", 30.0)
+    with pytest.raises(GitHubObservationError) as info:
+        make_client(timeout=0.2, max_attempts=1).get("/user")
+    assert info.value.code == "github-timeout"
+
+    fake.reset()  # releases the handler still stalling for the previous scenario
+    assert fake.wait_idle(10.0)
+
+    assert fake.log == [] and fake.rate_used == 0
+
+
 def test_every_error_code_is_kebab_case():
     assert all(code == code.lower() and " " not in code and code.startswith("github-") for code in ERROR_CODES)
     with pytest.raises(ValueError):
@@ -609,6 +621,34 @@ def test_an_unchanged_pull_request_is_answered_by_304s(fake, make_client, tmp_pa
     assert fake.rate_used == points_before  # the server agrees: no primary points spent
     cache_bytes = b"".join(path.read_bytes() for path in (tmp_path / "cache").rglob("*") if path.is_file())
     assert cache_bytes and TOKEN.encode() not in cache_bytes
+
+
+def test_cache_directories_are_private_whatever_the_umask(fake, make_client, tmp_path):
+    fake.add_request(0, at(10))
+    base = tmp_path / "xdg"
+    previous = os.umask(0)
+    try:
+        observe(make_client(cache_dir=base / "app"))
+    finally:
+        os.umask(previous)
+
+    directories = [base, *(path for path in base.rglob("*") if path.is_dir())]
+    assert len(directories) > 3
+    assert {stat.S_IMODE(path.stat().st_mode) for path in directories} == {0o700}
+    assert all(stat.S_IMODE(path.stat().st_mode) & 0o077 == 0 for path in base.rglob("*") if path.is_file())
+
+
+def test_a_cache_others_can_write_is_not_used(fake, make_client, tmp_path):
+    fake.add_request(0, at(10))
+    observe(make_client(cache_dir=tmp_path / "app"))
+    (tmp_path / "app" / "etag").chmod(0o777)
+    entries = sorted(tmp_path.rglob("*.json"))
+
+    warm = make_client(cache_dir=tmp_path / "app")
+    observe(warm)
+
+    assert warm.stats["rest_not_modified"] == 0  # no body from a directory anyone could have swapped it in
+    assert sorted(tmp_path.rglob("*.json")) == entries
 
 
 def test_the_cache_is_keyed_by_token_identity(fake, make_client):
@@ -642,19 +682,41 @@ def write_fake_gh(directory: Path, script: str) -> None:
 
 
 def test_token_from_the_gh_cli(tmp_path, monkeypatch):
-    write_fake_gh(tmp_path, 'test "$4" = "github.com" && echo gho_fromTheCli\n')
-    monkeypatch.setenv("PATH", str(tmp_path))
-    assert resolve_token(None, environ={}) == "gho_fromTheCli"
+    named = tmp_path / "named"
+    named.mkdir()
+    write_fake_gh(named, 'test "$4" = "github.com" && echo gho_fromTheCli\n')
+    on_path = tmp_path / "on-path"
+    on_path.mkdir()
+    write_fake_gh(on_path, f'touch "{tmp_path}/path-gh-ran"; echo gho_fromPath\n')
+    monkeypatch.setenv("PATH", str(on_path))
+    assert resolve_token(None, environ={}, gh_path=str(named / "gh")) == "gho_fromTheCli"
 
-    write_fake_gh(tmp_path, "echo 'gho_leakedInStderr' >&2; exit 4\n")
+    # Only the named CLI runs: without a path no CLI is asked, and a relative one is refused.
+    for gh_path in (None, "gh"):
+        with pytest.raises(GitHubObservationError) as info:
+            resolve_token(None, environ={}, gh_path=gh_path)
+        assert info.value.code == "github-token-missing"
+    assert not (tmp_path / "path-gh-ran").exists()
+
+    write_fake_gh(named, "echo 'gho_leakedInStderr' >&2; exit 4\n")
     with pytest.raises(GitHubObservationError) as info:
-        resolve_token(None, environ={})
+        resolve_token(None, environ={}, gh_path=str(named / "gh"))
     assert info.value.code == "github-token-missing" and "gho_" not in str(info.value)
 
-    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(GitHubObservationError) as info:
-        resolve_token(None, environ={})
+        resolve_token(None, environ={}, gh_path=str(tmp_path / "missing" / "gh"))
     assert info.value.code == "github-token-missing"
+
+
+def test_ghapi_environment_variables_neither_replace_the_token_nor_print(fake, make_client, monkeypatch, capsys):
+    fake.add_request(0, at(10))
+    monkeypatch.setenv("GITHUB_JWT_TOKEN", "eyJhbGciOiJSUzI1NiJ9.jwtFromTheEnvironment.sig")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_notTheResolvedToken")
+    monkeypatch.setenv("GHAPI_DEBUG", "1")
+
+    assert observe(make_client())["requests"]  # the fake answers 401 to any other Authorization
+
+    assert capsys.readouterr().out == ""
 
 
 def test_the_client_reads_the_environment_token_and_never_shows_it(fake, tmp_path):

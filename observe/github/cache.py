@@ -10,6 +10,14 @@ Entries live under ``$XDG_CACHE_HOME/github-codex-pr-loop/etag`` (or
 a digest of both, so one token's cached bodies are never served to another.
 The token itself is never written. A damaged entry is treated as absent: the
 cache can only save requests, never change an answer.
+
+Whoever can write a cache directory can swap an entry's body while keeping its
+ETag, and GitHub's 304 would then vouch for the forged body. So every
+directory of the cache (the cache directory, ``etag``, each shard) is created
+one level at a time with mode 0700, whatever the umask, and an existing one is
+used only when it is a real directory owned by this user that neither group
+nor others can write; otherwise the cache is not used at all (more requests,
+same answers). See references/github-observations.md, "ETag cache and points".
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Mapping, NamedTuple
@@ -37,18 +46,50 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(base) / CACHE_APP_NAME
 
 
+def _is_private_directory(path: Path) -> bool:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _make_directory(path: Path) -> None:
+    try:
+        os.mkdir(path, 0o700)  # one level at a time: mkdir(parents=True) gives ancestors umask-filtered 0777
+    except FileExistsError:
+        pass
+
+
 class EtagCache:
     def __init__(self, directory: Path, identity: str):
-        self.directory = Path(directory) / "etag"
+        self.root = Path(directory)
+        self.directory = self.root / "etag"
         self._identity = identity
 
     def _path(self, url: str) -> Path:
         key = hashlib.sha256(f"{self._identity}\x00{url}".encode("utf-8")).hexdigest()
         return self.directory / key[:2] / f"{key}.json"
 
+    def _private(self, shard: Path) -> bool:
+        """Every directory of the cache down to ``shard`` is ours alone."""
+        return all(_is_private_directory(level) for level in (self.root, self.directory, shard))
+
+    def _create(self, shard: Path) -> None:
+        missing = [level for level in (shard, *shard.parents) if not level.exists()]
+        for level in reversed(missing):
+            _make_directory(level)
+
     def load(self, url: str) -> CachedPage | None:
+        path = self._path(url)
+        if not self._private(path.parent):
+            return None
         try:
-            entry = json.loads(self._path(url).read_text(encoding="utf-8"))
+            with open(path, "rb") as stream:
+                info = os.fstat(stream.fileno())
+                if info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                    return None
+                entry = json.loads(stream.read().decode("utf-8"))
         except (OSError, ValueError):
             return None
         if not isinstance(entry, dict) or entry.get("version") != _ENTRY_VERSION or entry.get("url") != url:
@@ -67,7 +108,9 @@ class EtagCache:
         path = self._path(url)
         temporary: str | None = None
         try:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._create(path.parent)
+            if not self._private(path.parent):
+                return  # refuse to write where others could swap the entry
             # Write then rename, so a reader never sees half an entry.
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             with os.fdopen(handle, "w", encoding="utf-8") as stream:

@@ -64,6 +64,10 @@ def _is_loopback(url: str) -> bool:
         return False
 
 
+def _no_debug_output(method: str, url: str, options: Mapping[str, Any]) -> None:
+    """ghapi's request callback: set, so that GHAPI_DEBUG never prints to standard output."""
+
+
 def split_repository(repository: str) -> tuple[str, str]:
     owner, _, name = repository.partition("/")
     if not (_REPOSITORY_PART.fullmatch(owner) and _REPOSITORY_PART.fullmatch(name)):
@@ -121,6 +125,7 @@ class GitHubClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         environ: Mapping[str, str] | None = None,
+        gh_path: str | None = None,
     ):
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -129,7 +134,7 @@ class GitHubClient:
         self._origin = urlsplit(self.host)
         if self._origin.scheme not in ("http", "https") or not self._origin.netloc:
             raise ValueError(f"host must be an http(s) base URL, got {host!r}")
-        secret = resolve_token(token, api_base_url=self.host, environ=environ)
+        secret = resolve_token(token, api_base_url=self.host, environ=environ, gh_path=gh_path)
         self.timeout = timeout
         self.max_attempts = max_attempts
         self.backoff_seconds = backoff_seconds
@@ -137,7 +142,12 @@ class GitHubClient:
         self._sleep = sleep
         self._clock = clock
         self._cache = EtagCache(cache_dir or default_cache_dir(environ), token_identity(secret)) if use_cache else None
-        self.api = GhApi(self.owner, self.name, token=secret, gh_host=self.host, timeout=timeout, sync=True)
+        # authenticate=False: ghapi would otherwise read GITHUB_TOKEN and let
+        # GITHUB_JWT_TOKEN from the environment replace our token; the only
+        # Authorization header is the one set here. A debug callback of our own
+        # keeps GHAPI_DEBUG from printing every request to standard output.
+        self.api = GhApi(self.owner, self.name, gh_host=self.host, timeout=timeout, sync=True, authenticate=False, debug=_no_debug_output)
+        self.api.transport.base_headers = {**self.api.transport.base_headers, "Authorization": f"token {secret}"}
         # One persistent client: connection reuse, no redirects (a redirect is
         # an answer we did not ask for), and no environment proxies for
         # loopback, where an inherited HTTP(S)_PROXY would see test traffic.

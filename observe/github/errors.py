@@ -26,6 +26,7 @@ ERROR_CODES = (
     "github-unrecognised-codex-summary",  # a Codex summary comment or table row we cannot read exactly
     "github-ambiguous-codex-comment",  # a trusted Codex comment that matches two classifications
     "github-ambiguous-short-sha",  # a short sha that expands to two different requested heads
+    "github-ambiguous-pull-request",  # two open pull requests of this repository share the head branch
 )
 
 

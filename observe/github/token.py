@@ -1,9 +1,12 @@
 """Where the GitHub token comes from, and how it is referred to without being shown.
 
 Order: an explicit argument, then ``GH_TOKEN``, then ``GITHUB_TOKEN`` (the
-order `gh` itself uses), then ``gh auth token --hostname <host>``. The token is
-only ever placed in the Authorization header; anything that must name it (the
-ETag cache key) uses ``token_identity``.
+order `gh` itself uses), then ``<gh_path> auth token --hostname <host>``, where
+``gh_path`` is the absolute path the caller named (the collector's ``--gh``):
+never whatever ``gh`` comes first on the caller's PATH, and no CLI at all when
+no path was named. The token is only ever placed in the Authorization header;
+anything that must name it (the ETag cache key) uses ``token_identity``
+(references/github-observations.md, "Token handling").
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ def resolve_token(
     *,
     api_base_url: str = "https://api.github.com",
     environ: Mapping[str, str] | None = None,
+    gh_path: str | None = None,
     run: Callable[..., subprocess.CompletedProcess] = subprocess.run,
 ) -> str:
     """Return the token to use, or raise ``github-token-missing``."""
@@ -51,7 +55,12 @@ def resolve_token(
     for source, value in candidates:
         if value:
             return _checked(value, source)
-    return _checked(_token_from_gh_cli(api_base_url, run), "`gh auth token`")
+    if gh_path is None:
+        raise GitHubObservationError("github-token-missing", "no token argument, GH_TOKEN or GITHUB_TOKEN, and no gh CLI path was given")
+    if not os.path.isabs(gh_path):
+        # A relative path would be looked up from the working directory: the same guess as PATH.
+        raise GitHubObservationError("github-token-missing", "the gh CLI path must be absolute")
+    return _checked(_token_from_gh_cli(gh_path, api_base_url, run), "`gh auth token`")
 
 
 def token_identity(token: str) -> str:
@@ -66,12 +75,12 @@ def _checked(value: str, source: str) -> str:
     return value
 
 
-def _token_from_gh_cli(api_base_url: str, run: Callable[..., subprocess.CompletedProcess]) -> str:
-    command = ["gh", "auth", "token", "--hostname", gh_hostname(api_base_url)]
+def _token_from_gh_cli(gh_path: str, api_base_url: str, run: Callable[..., subprocess.CompletedProcess]) -> str:
+    command = [gh_path, "auth", "token", "--hostname", gh_hostname(api_base_url)]
     try:
         completed = run(command, capture_output=True, text=True, timeout=GH_CLI_TIMEOUT_SECONDS, check=False)
     except FileNotFoundError as error:
-        raise GitHubObservationError("github-token-missing", "no token argument, GH_TOKEN or GITHUB_TOKEN, and the gh CLI is not installed") from error
+        raise GitHubObservationError("github-token-missing", "no token argument, GH_TOKEN or GITHUB_TOKEN, and the given gh CLI path does not exist") from error
     except subprocess.TimeoutExpired as error:
         raise GitHubObservationError("github-token-missing", f"`gh auth token` did not answer within {GH_CLI_TIMEOUT_SECONDS:g} s") from error
     except OSError as error:
