@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.canonical import digest, text_digest
+from evaluator.policy import claim_marker
 from observe.github import gates as github_gates
 from observe.github.codex_signals import parse_summary_rows
 from observe.github.pull_request import observe_pull_request
@@ -427,7 +428,37 @@ def test_rest_lists_are_read_to_the_last_page(fake, client):
     document = observe(client)
 
     assert [r["comment_id"] for r in document["requests"]] == [first["id"], last["id"]]
-    assert len(fake.requests_to(r"/issues/7/comments")) == 3
+    # Three pages, then the confirming second pass, answered by 304s (no points).
+    assert [status for _, _, status in fake.requests_to(r"/issues/7/comments")] == [200, 200, 200, 304, 304, 304]
+
+
+def test_a_comment_deleted_between_two_pages_hides_no_claim(fake, client):
+    """Offset paging shifts the first item of page 2 onto page 1 when a page-1 comment is deleted mid-read."""
+    head = fake.head_sha
+    request = fake.add_request(0, at(1))
+    chatter = [fake.add_issue_comment(STRANGER, f"chatter {index}", at(2 + index)) for index in range(99)]
+    plan, key = "ab" * 32, f"{request['id']}:{head}"
+    first = fake.add_issue_comment(OWNER_USER, claim_marker(RUN_ID, "remediation", plan, key, "1" * 32), at(200))
+    second = fake.add_issue_comment(OWNER_USER, claim_marker(RUN_ID, "remediation", plan, key, "2" * 32), at(201))
+    fake.after("GET", r"/issues/7/comments\?per_page=100$", lambda: fake.delete_issue_comment(chatter[0]["id"]))
+
+    claims = observe(client)["claims"]
+
+    assert [claim["comment_id"] for claim in claims] == [first["id"], second["id"]]
+    pages = [target for _, target, _ in fake.requests_to(r"/issues/7/comments")]
+    assert len(pages) > 2  # the first pass missed the earlier claim; a later pass found it
+
+
+def test_a_list_that_never_holds_still_fails_closed(fake, client):
+    comments(fake, 150)
+    extra = [fake.add_issue_comment(STRANGER, f"doomed {index}", at(500 + index)) for index in range(10)]
+    for doomed in extra:
+        fake.after("GET", r"/issues/7/comments\?per_page=100$", lambda doomed=doomed: fake.delete_issue_comment(doomed["id"]))
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(client)
+
+    assert info.value.code == "github-incomplete-pagination"
 
 
 def test_a_full_last_page_is_fetched_again_rather_than_revalidated(fake, client):

@@ -40,6 +40,8 @@ PER_PAGE = 100
 # A PR with more than 100 pages (10,000 items) of anything is not something
 # this loop should act on; the cap also stops a server that links in circles.
 MAX_PAGES = 100
+# A list of several pages is read until two consecutive passes agree (get_all).
+MAX_LIST_PASSES = 4
 _REPOSITORY_PART = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 _LINK_ENTRY = re.compile(r'<([^<>]*)>\s*;\s*rel="([^"]*)"')
 _GRAPHQL_ERROR_TYPE = re.compile(r"[A-Z_]{1,40}")
@@ -62,6 +64,13 @@ def _is_loopback(url: str) -> bool:
         return ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _item_identity(item: Any) -> Any:
+    """What tells list items apart: the id GitHub gives every listed object, else the item itself."""
+    if isinstance(item, dict) and isinstance(item.get("id"), int) and not isinstance(item["id"], bool):
+        return item["id"]
+    return json.dumps(item, sort_keys=True)
 
 
 def _no_debug_output(method: str, url: str, options: Mapping[str, Any]) -> None:
@@ -197,7 +206,31 @@ class GitHubClient:
 
         Pages are followed through ``Link: rel="next"`` only. When a page object
         carries ``total_count`` the collected length must equal it.
+
+        GitHub pages these lists by offset (``page=N``), so an item deleted
+        from an earlier page while a later one is being requested shifts the
+        next item into the page already read: one pass can silently miss an
+        item that existed all along (a claim, a finding). A list that spans
+        more than one page is therefore read again until two consecutive
+        passes return the same item ids: a deletion during a pass removes an
+        item that pass saw, so the next pass differs from it, and two equal
+        passes mean the first missed nothing. A single page is one answer and
+        needs no second read. See references/github-observations.md,
+        "Pagination, faults and retries".
         """
+        previous: list[Any] | None = None
+        for _ in range(MAX_LIST_PASSES):
+            items, pages = self._read_every_page(path, query, items_key)
+            identities = [_item_identity(item) for item in items]
+            if pages == 1 or identities == previous:
+                return items
+            previous = identities
+        raise GitHubObservationError(
+            "github-incomplete-pagination", f"{path}: the list changed between each of {MAX_LIST_PASSES} consecutive complete reads"
+        )
+
+    def _read_every_page(self, path: str, query: Mapping[str, Any] | None, items_key: str | None) -> tuple[list[Any], int]:
+        """One pass over every page: (items, pages read)."""
         url: str | None = self._url(path, {**(query or {}), "per_page": PER_PAGE})
         items: list[Any] = []
         seen: set[str] = set()
@@ -218,7 +251,7 @@ class GitHubClient:
             raise GitHubObservationError(
                 "github-incomplete-pagination", f"{path}: collected {len(items)} items but the pages report total_count {total_count}"
             )
-        return items
+        return items, len(seen)
 
     def graphql(self, query: str, variables: Mapping[str, Any]) -> dict[str, Any]:
         """Run one GraphQL query and return ``data``.
