@@ -14,7 +14,7 @@ from typing import Callable
 
 from . import policy
 from .models.common import parse_timestamp
-from .models.recurring import Claim, RecurringState
+from .models.recurring import Claim, RecurringState, Response
 
 # Actions that change something outside the evaluator (GitHub, git, registry).
 WRITE_ACTIONS = frozenset(
@@ -62,6 +62,36 @@ def _bound_to_request(state: RecurringState, created_at: str) -> bool:
     """A signal counts only if it came after the request and by its deadline."""
     created = parse_timestamp(created_at)
     return _instant(state.request_created_at) < created <= _instant(state.request_deadline)
+
+
+def _answers_request(state: RecurringState, response: Response) -> bool:
+    """It names the current request as its trigger, or was posted after it (whatever it names)."""
+    return response.trigger_request_comment_id == state.request_comment_id or parse_timestamp(response.created_at) > _instant(state.request_created_at)
+
+
+def _edited_before_created(response: Response) -> bool:
+    return parse_timestamp(response.content_version_at) < parse_timestamp(response.created_at)
+
+
+def _trigger_contradicts_time(state: RecurringState, response: Response) -> bool:
+    """The trigger is the latest request created strictly before the response,
+    so a response names the current request exactly when it came after it."""
+    if state.request_comment_id is None:
+        return False
+    names_current = response.trigger_request_comment_id == state.request_comment_id
+    return names_current != (parse_timestamp(response.created_at) > _instant(state.request_created_at))
+
+
+def _timeline_impossible(state: RecurringState, response: Response) -> bool:
+    return _edited_before_created(response) or _trigger_contradicts_time(state, response)
+
+
+def response_inconsistencies(state: RecurringState) -> list[str]:
+    checks = (
+        ("response-edited-before-created", any(_edited_before_created(r) for r in state.responses)),
+        ("response-trigger-mismatch", any(_trigger_contradicts_time(state, r) for r in state.responses)),
+    )
+    return [reason for reason, failed in checks if failed]
 
 
 def _claims_for(state: RecurringState, kind: str) -> list[Claim]:
@@ -131,20 +161,28 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
     # A response answers this request when it names it as trigger and was both
     # created and last edited inside the request window. It is decisive only
     # when it also names the requested head; otherwise it is ambiguous.
-    answering = [r for r in state.responses if has_request and r.trigger_request_comment_id == state.request_comment_id and _bound_to_request(state, r.created_at) and _bound_to_request(state, r.content_version_at)]
-    bound = [r for r in answering if r.commit_sha == state.request_head_sha]
-    ambiguous = any(r.commit_sha != state.request_head_sha and not r.zero_findings_signal for r in answering)
+    # An answer is a response that names this request as its trigger or was
+    # posted after it. A non-clean answer is never disqualified by timing: on
+    # the requested head it is a finding, otherwise it blocks clean (it may be
+    # a finding the loop cannot bind). Only a clean answer must also be
+    # created and last edited inside the request window: a later edit may have
+    # replaced whatever it said by the deadline. An answer whose timeline is
+    # impossible blocks clean too (and is an inconsistency in write modes).
+    answering = [r for r in state.responses if has_request and _answers_request(state, r)]
+    non_clean = [r for r in answering if not r.zero_findings_signal]
+    clean_answers = [r for r in answering if r.zero_findings_signal and r.commit_sha == state.request_head_sha and not _timeline_impossible(state, r) and _bound_to_request(state, r.created_at) and _bound_to_request(state, r.content_version_at)]
+    ambiguous = any(r.commit_sha != state.request_head_sha for r in non_clean) or any(_timeline_impossible(state, r) for r in answering)
     plus_one = [r for r in state.plus_one_reactions if has_request and _bound_to_request(state, r.created_at)]
     rows = [row for row in state.summary_rows if has_request and row.head_sha == state.request_head_sha and _bound_to_request(state, row.content_version_at)]
     unavailable = any(has_request and _bound_to_request(state, reply.created_at) for reply in state.unavailable_replies)
-    findings = bool(state.actionable_codex_threads) or any(not r.zero_findings_signal for r in bound)
-    # Any one commit-bound clean form counts: a zero-findings response, a +1 on
+    findings = bool(state.actionable_codex_threads) or any(r.commit_sha == state.request_head_sha for r in non_clean)
+    # Any one commit-bound clean form counts: a zero-findings answer, a +1 on
     # the PR after the request (bound to the head by the head-drift check), or a
     # Completed summary row for the requested head. A finding always wins, and a
-    # non-clean answer that names no (or another) head blocks clean: it may be a
-    # finding the loop cannot bind, so the request waits and times out instead.
+    # non-clean answer that names no (or another) head blocks clean: the
+    # request waits and times out instead.
     completed = any(row.status == "completed" for row in rows)
-    clean = not findings and not ambiguous and (any(r.zero_findings_signal for r in bound) or bool(plus_one) or completed)
+    clean = not findings and not ambiguous and (bool(clean_answers) or bool(plus_one) or completed)
     eligible_bodies = {thread.body_sha256 for thread in state.eligible_codex_threads}
 
     plan_kind = "remediation" if state.remediation_manifest else "finalization" if state.finalization_manifest else None
@@ -170,6 +208,7 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
     if state.mode != "report-only":
         loop_finished = finalization_settled and not state.automations
         inconsistencies += identity_inconsistencies(state, cli_approved)
+        inconsistencies += response_inconsistencies(state)
         if head_moved and not remediation_in_progress:
             inconsistencies.append("claim-abandoned" if remediation_claims else "head-drift")
         if not loop_finished:

@@ -38,7 +38,7 @@ def test_every_action_and_reason_has_a_scenario():
     covered_reasons = {reason for case in EXPECTED.values() for reason in case["reasons"]}
     assert reasons <= covered_reasons, reasons - covered_reasons
     assert actions <= {case["action"] for case in EXPECTED.values()}
-    inconsistency_reasons = {"user-drift", "evaluator-digest-changed", "remote-drift", "repository-drift", "pr-cross-repository", "base-branch-drift", "head-branch-drift", "base-tip-drift", "remote-head-drift", "marker-anomaly", "approval-conflict", "head-drift", "claim-abandoned", "automation-missing", "automation-duplicate", "automation-id-mismatch", "automation-unreadable", "automation-name-mismatch", "automation-schedule-mismatch", "bootstrap-automation-paused", "automation-active-before-prompt", "automation-not-active", "automation-prompt-mismatch", "remediation-plan-stale", "finalization-plan-stale", "plan-kind-mismatch", "plan-without-signal"}
+    inconsistency_reasons = {"user-drift", "evaluator-digest-changed", "remote-drift", "repository-drift", "pr-cross-repository", "base-branch-drift", "head-branch-drift", "base-tip-drift", "remote-head-drift", "marker-anomaly", "approval-conflict", "head-drift", "claim-abandoned", "automation-missing", "automation-duplicate", "automation-id-mismatch", "automation-unreadable", "automation-name-mismatch", "automation-schedule-mismatch", "bootstrap-automation-paused", "automation-active-before-prompt", "automation-not-active", "automation-prompt-mismatch", "remediation-plan-stale", "finalization-plan-stale", "plan-kind-mismatch", "plan-without-signal", "response-edited-before-created", "response-trigger-mismatch"}
     assert inconsistency_reasons <= covered_reasons
 
 

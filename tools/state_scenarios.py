@@ -145,6 +145,10 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
         ("wait--summary-completed-before-request", edit(base, observed_at=LATER, summary_rows=[{"comment_id": "2000000002", "content_version_at": "2026-11-29T09:59:00Z", "head_sha": sha("head-1"), "status": "completed"}]), {}, "wait", ["awaiting-codex-response"]),
         ("wait--unbound-answer-blocks-clean", edit(base, observed_at=LATER, responses=[{**response("issue-comment", 2000000005, clean=False), "commit_sha": None}], plus_one_reactions=[{"created_at": "2026-11-29T10:06:00Z", "id": "3000000001"}]), {}, "wait", ["awaiting-codex-response"]),
         ("request-timeout--answer-edited-after-deadline", edit(base, observed_at="2026-11-29T11:10:00Z", responses=[{**response("issue-comment", 2000000003, clean=True), "content_version_at": "2026-11-29T11:00:00Z"}]), {}, "request-timeout", ["request-deadline-passed"]),
+        ("plan-remediation--finding-edited-after-deadline", late_finding(content_version_at="2026-11-29T10:35:00Z"), {}, "plan-remediation", ["codex-findings"]),
+        ("plan-remediation--finding-posted-after-deadline", late_finding(created_at="2026-11-29T10:31:00Z", content_version_at="2026-11-29T10:31:00Z"), {}, "plan-remediation", ["codex-findings"]),
+        ("request-timeout--unbound-answer-edited-after-deadline", late_finding(content_version_at="2026-11-29T10:35:00Z", commit_sha=None), {}, "request-timeout", ["request-deadline-passed"]),
+        ("report--finding-edited-after-deadline", late_finding(report_state(), content_version_at="2026-11-29T10:35:00Z"), {}, "report", ["findings"]),
         ("plan-remediation--findings-after-phase-one", with_findings(phase_one_done()), {}, "plan-remediation", ["codex-findings"]),
         ("wait--cleanup-claimed-by-other-wakeup-with-another-plan", other_cleanup_claim(), {}, "wait", ["finalization-claimed-by-other-wakeup"]),
         ("plan-finalization--summary-completed", edit(base, observed_at=LATER, summary_rows=[{"comment_id": "2000000002", "content_version_at": "2026-11-29T10:05:00Z", "head_sha": sha("head-1"), "status": "completed"}]), {}, "plan-finalization", ["codex-clean"]),
@@ -203,12 +207,24 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
         ("remediation-plan-stale", stale_remediation()),
         ("finalization-plan-stale", stale_finalization()),
         ("plan-kind-mismatch", with_plan(found, finalization_manifest(found))),
+        ("response-edited-before-created", late_finding(created_at="2026-11-29T10:31:00Z", content_version_at="2026-11-29T10:20:00Z")),
+        ("response-trigger-mismatch", late_finding(trigger_request_comment_id=None)),
         ("plan-without-signal", with_plan(base, finalization_manifest(base))),
     ]
     rows += [(f"state-inconsistency--{reason}", state, {}, "state-inconsistency", [reason]) for reason, state in inconsistent]
     conflict = edit(gated_plan, approved_plan_hash=gated_plan["remediation_plan_hash"])
     rows.append(("state-inconsistency--approval-conflict", conflict, {"approved_hash": samples.hexdigest("other-plan")}, "state-inconsistency", ["approval-conflict"]))
     return rows
+
+
+def late_finding(base: dict[str, Any] | None = None, observed_at: str = "2026-11-29T10:40:00Z", **response_changes: Any) -> dict[str, Any]:
+    """A Codex finding (a response only, no thread) next to a +1 bound in time.
+
+    The +1 alone would make the state clean; the finding must win however
+    late it was posted or edited.
+    """
+    finding = {**response("issue-comment", 2000000005, clean=False, created_at="2026-11-29T10:05:00Z"), **response_changes}
+    return edit(base or recurring_state(), observed_at=observed_at, responses=[finding], plus_one_reactions=[{"created_at": "2026-11-29T10:06:00Z", "id": "3000000001"}])
 
 
 def max_rounds_state() -> dict[str, Any]:
