@@ -59,12 +59,12 @@ def evaluate_state(document: dict[str, Any], approved_hash: str | None, now: str
     from .models.common import parse_timestamp, validate
     from .models.recurring import RecurringState
     from .rules.manifests import finalization_drift, finalization_violations, remediation_drift, remediation_violations
-    from .rules.recurring import state_violations
+    from .rules.recurring import approval_violations, state_violations
 
     state, found = validate(RecurringState, document)
     if state is None:
         return None, found
-    found = state_violations(state, document)
+    found = state_violations(state, document) + approval_violations(state, approved_hash)
     if state.remediation_manifest is not None:
         found += remediation_violations(state.remediation_manifest, state.fix_rounds)
     if state.finalization_manifest is not None:

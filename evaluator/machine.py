@@ -40,6 +40,7 @@ class Facts:
     claim_kind: str  # the lock this situation uses: remediation, finalization (phase one) or cleanup (phase two)
     plan_hash: str | None
     plan_approved: bool
+    approval_mismatch: bool  # approval-gated: an approval was given, but it names another plan
     claim: str  # none | ours | theirs | abandoned (the earliest claim of the plan's kind for this request)
     remediation_in_progress: bool
     finalization_settled: bool
@@ -234,6 +235,7 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
         claim_kind=claim_kind,
         plan_hash=plan_hash,
         plan_approved=plan_hash is not None and (state.mode == "autonomous" or approved == plan_hash),
+        approval_mismatch=state.mode == "approval-gated" and plan_hash is not None and approved is not None and approved != plan_hash,
         claim=claim,
         remediation_in_progress=remediation_in_progress,
         finalization_settled=finalization_settled,
@@ -261,6 +263,8 @@ ROWS: tuple[Row, ...] = (
     Row("state-inconsistency", "plan-kind-mismatch", lambda f: f.findings and f.plan_kind == "finalization"),
     Row("plan-remediation", "codex-findings", lambda f: f.findings and f.plan_kind is None and f.claim in ("none", "ours")),
     Row("wait", "plan-claimed-by-other-wakeup", lambda f: f.findings and f.claim == "theirs"),
+    # An approval that names another plan (stale, or mistyped) is said so, never silently re-asked.
+    Row("await-approval", "approved-hash-mismatch", lambda f: f.approval_mismatch and f.claim != "theirs" and (f.findings and f.plan_kind == "remediation" or f.clean and f.plan_kind == "finalization")),
     Row("await-approval", "approval-required", lambda f: f.findings and not f.plan_approved),
     Row("claim-plan", "plan-unclaimed", lambda f: f.findings and f.claim == "none"),
     Row("execute-remediation", "plan-claimed", lambda f: f.findings and f.claim == "ours"),

@@ -90,7 +90,7 @@ def test_an_approval_gated_loop_from_bootstrap_to_done(capsys, tmp_path):
     phase_two = samples.with_plan(after, samples.finalization_manifest(after))
     second_hash = digest(phase_two["finalization_manifest"])
     assert second_hash != first_hash
-    expect(phase_two, "await-approval", "approval-required", "--approved-hash", first_hash)
+    expect(phase_two, "await-approval", "approved-hash-mismatch", "--approved-hash", first_hash)
     expect(phase_two, "claim-plan", "plan-unclaimed", "--approved-hash", second_hash)
     phase_two["claims"].append(samples.claim(phase_two, "cleanup", second_hash, comment_id=2200000010, created_at="2026-11-29T10:19:30Z"))
     phase_two["observed_at"] = "2026-11-29T10:19:40Z"

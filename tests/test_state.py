@@ -174,3 +174,22 @@ def test_findings_after_phase_one_still_lock_and_time_out():
     assert run_state(other, approved_hash=None, now=None)["action"] == "wait"
     late = run_state(other, approved_hash=None, now="2026-11-29T11:00:00Z")
     assert (late["action"], late["reasons"]) == ("state-inconsistency", ["claim-abandoned"])
+
+
+def test_an_approved_hash_outside_approval_gated_mode_must_name_the_plan(capsys):
+    planned = SCENARIOS / "claim-plan--remediation-autonomous.json"
+    plan_hash = load(planned)["remediation_plan_hash"]
+    assert cli(capsys, "--state", str(planned), "--approved-hash", plan_hash) == (0, cli(capsys, "--state", str(planned))[1])
+    status, output, _ = run_cli("--state", str(planned), "--approved-hash", "0" * 64)
+    assert status == 1 and [(e["code"], e["path"]) for e in output["errors"]] == [("plan-hash-mismatch", "/remediation_plan_hash")]
+    for unplanned in ("wait--awaiting-codex-response", "plan-remediation--codex-findings", "report--clean"):
+        status, output = cli(capsys, "--state", str(SCENARIOS / f"{unplanned}.json"), "--approved-hash", plan_hash)
+        assert status == 1 and [(e["code"], e["path"]) for e in output["errors"]] == [("approved-hash-without-plan", "")], unplanned
+
+
+def test_an_approval_gated_state_without_a_plan_carries_the_approval_without_effect():
+    from tools.state_scenarios import findings_state
+
+    state = findings_state("approval-gated")
+    result = run_state(state, approved_hash="0" * 64, now=None)
+    assert (result["action"], result["reasons"]) == ("plan-remediation", ["codex-findings"])

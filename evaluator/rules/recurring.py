@@ -132,6 +132,21 @@ def plan_hash_violations(state: RecurringState, raw: dict[str, Any], base: tuple
     return found
 
 
+def approval_violations(state: RecurringState, cli_approved: str | None) -> list[Violation]:
+    """Outside approval-gated mode nobody approves a plan, so an ``--approved-hash``
+    is only accepted when it is exactly the state's plan hash (as ``--initial``
+    requires of its plan); anything else is rejected, never ignored."""
+    if cli_approved is None or state.mode == "approval-gated":
+        return []
+    kind = "remediation" if state.remediation_plan_hash is not None else "finalization"
+    plan_hash = getattr(state, f"{kind}_plan_hash")
+    if plan_hash is None:
+        return [Violation("approved-hash-without-plan", "", f"--approved-hash {cli_approved} was given, but this {state.mode} state carries no plan to approve")]
+    if cli_approved != plan_hash:
+        return [Violation("plan-hash-mismatch", pointer(f"{kind}_plan_hash"), f"approved {cli_approved}, the plan hash is {plan_hash}")]
+    return []
+
+
 def state_violations(state: RecurringState, raw: dict[str, Any], base: tuple = ()) -> list[Violation]:
     at = lambda name: pointer(*base, name)  # noqa: E731
     found = fixed_value_violations(state, at)
