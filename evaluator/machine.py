@@ -67,7 +67,22 @@ def _bound_to_request(state: RecurringState, created_at: str) -> bool:
 
 def _answers_request(state: RecurringState, response: Response) -> bool:
     """It names the current request as its trigger, or was posted after it (whatever it names)."""
-    return response.trigger_request_comment_id == state.request_comment_id or parse_timestamp(response.created_at) > _instant(state.request_created_at)
+    return response.trigger_request_comment_id == state.request_comment_id or _posted_after_request(state, response)
+
+
+def _posted_after_request(state: RecurringState, response: Response) -> bool:
+    if state.request_created_at is None:
+        return False
+    return parse_timestamp(response.created_at) > parse_timestamp(state.request_created_at)
+
+
+def _clean_answer_bound(state: RecurringState, response: Response) -> bool:
+    """Trigger, commit and time bound: created and last edited inside the request window."""
+    if response.trigger_request_comment_id != state.request_comment_id or response.commit_sha != state.request_head_sha:
+        return False
+    if _timeline_impossible(state, response):
+        return False
+    return _bound_to_request(state, response.created_at) and _bound_to_request(state, response.content_version_at)
 
 
 def _edited_before_created(response: Response) -> bool:
@@ -80,7 +95,7 @@ def _trigger_contradicts_time(state: RecurringState, response: Response) -> bool
     if state.request_comment_id is None:
         return False
     names_current = response.trigger_request_comment_id == state.request_comment_id
-    return names_current != (parse_timestamp(response.created_at) > _instant(state.request_created_at))
+    return names_current != _posted_after_request(state, response)
 
 
 def _timeline_impossible(state: RecurringState, response: Response) -> bool:
@@ -171,8 +186,9 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
     # impossible blocks clean too (and is an inconsistency in write modes).
     answering = [r for r in state.responses if has_request and _answers_request(state, r)]
     non_clean = [r for r in answering if not r.zero_findings_signal]
-    clean_answers = [r for r in answering if r.zero_findings_signal and r.commit_sha == state.request_head_sha and not _timeline_impossible(state, r) and _bound_to_request(state, r.created_at) and _bound_to_request(state, r.content_version_at)]
-    ambiguous = any(r.commit_sha != state.request_head_sha for r in non_clean) or any(_timeline_impossible(state, r) for r in answering)
+    clean_answers = [r for r in answering if r.zero_findings_signal and _clean_answer_bound(state, r)]
+    ambiguous = any(r.commit_sha != state.request_head_sha for r in non_clean)
+    ambiguous = ambiguous or any(_timeline_impossible(state, r) for r in answering)
     plus_one = [r for r in state.plus_one_reactions if has_request and _bound_to_request(state, r.created_at)]
     rows = [row for row in state.summary_rows if has_request and row.head_sha == state.request_head_sha and _bound_to_request(state, row.content_version_at)]
     unavailable = any(has_request and _bound_to_request(state, reply.created_at) for reply in state.unavailable_replies)
@@ -235,12 +251,16 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
         claim_kind=claim_kind,
         plan_hash=plan_hash,
         plan_approved=plan_hash is not None and (state.mode == "autonomous" or approved == plan_hash),
-        approval_mismatch=state.mode == "approval-gated" and plan_hash is not None and approved is not None and approved != plan_hash,
+        approval_mismatch=state.mode == "approval-gated" and None not in (plan_hash, approved) and approved != plan_hash,
         claim=claim,
         remediation_in_progress=remediation_in_progress,
         finalization_settled=finalization_settled,
         loop_finished=loop_finished,
     )
+
+
+def _plan_answers_signal(f: Facts) -> bool:
+    return (f.findings and f.plan_kind == "remediation") or (f.clean and f.plan_kind == "finalization")
 
 
 def _plan_is(kind: str) -> Callable[[Facts], bool]:
@@ -264,7 +284,7 @@ ROWS: tuple[Row, ...] = (
     Row("plan-remediation", "codex-findings", lambda f: f.findings and f.plan_kind is None and f.claim in ("none", "ours")),
     Row("wait", "plan-claimed-by-other-wakeup", lambda f: f.findings and f.claim == "theirs"),
     # An approval that names another plan (stale, or mistyped) is said so, never silently re-asked.
-    Row("await-approval", "approved-hash-mismatch", lambda f: f.approval_mismatch and f.claim != "theirs" and (f.findings and f.plan_kind == "remediation" or f.clean and f.plan_kind == "finalization")),
+    Row("await-approval", "approved-hash-mismatch", lambda f: f.approval_mismatch and f.claim != "theirs" and _plan_answers_signal(f)),
     Row("await-approval", "approval-required", lambda f: f.findings and not f.plan_approved),
     Row("claim-plan", "plan-unclaimed", lambda f: f.findings and f.claim == "none"),
     Row("execute-remediation", "plan-claimed", lambda f: f.findings and f.claim == "ours"),

@@ -141,9 +141,11 @@ def approval_violations(state: RecurringState, cli_approved: str | None) -> list
     kind = "remediation" if state.remediation_plan_hash is not None else "finalization"
     plan_hash = getattr(state, f"{kind}_plan_hash")
     if plan_hash is None:
-        return [Violation("approved-hash-without-plan", "", f"--approved-hash {cli_approved} was given, but this {state.mode} state carries no plan to approve")]
+        message = f"--approved-hash {cli_approved} was given, but this {state.mode} state carries no plan to approve"
+        return [Violation("approved-hash-without-plan", "", message)]
     if cli_approved != plan_hash:
-        return [Violation("plan-hash-mismatch", pointer(f"{kind}_plan_hash"), f"approved {cli_approved}, the plan hash is {plan_hash}")]
+        message = f"approved {cli_approved}, the plan hash is {plan_hash}"
+        return [Violation("plan-hash-mismatch", pointer(f"{kind}_plan_hash"), message)]
     return []
 
 
