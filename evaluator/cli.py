@@ -108,7 +108,7 @@ def _run(args: argparse.Namespace, check: str) -> dict[str, Any]:
     result = runner(document, approved_hash=args.approved_hash, now=args.now, risk_record=risk_record)
     if result["ok"] and check == "initial" and risk_record is None and document["initial_snapshot"]["execution_boundary"]["risk_acceptance_sha256"] is not None:
         # Accepted on shape and pairing only: say so to the person reading stderr.
-        sys.stderr.write("note: the risk acceptance record was not verified (pass it with --risk-acceptance)\n")
+        _write(sys.stderr, "note: the risk acceptance record was not verified (pass it with --risk-acceptance)\n")
     return result
 
 
@@ -122,15 +122,26 @@ def _risk_record(path: str) -> dict[str, Any]:
         raise Rejected(Violation("risk-acceptance-invalid", "", f"--risk-acceptance file: {v.code}: {v.message}") for v in error.violations) from None
 
 
+def _write(stream: Any, text: str) -> None:
+    """The one way out, for both streams: no form of a GitHub token in the environment survives.
+
+    The evaluator never uses a token, but a document built by hand, or a
+    message quoting one, could carry one (references/errors.md, section 9).
+    """
+    from .redact import redact
+
+    stream.write(redact(text, [value for value in (os.environ.get("GH_TOKEN"), os.environ.get("GITHUB_TOKEN")) if value]))
+
+
 def _emit(result: dict[str, Any], output_format: str) -> None:
     # ASCII only, so the line is valid UTF-8 whatever the locale's encoding,
     # even when a message quotes a stray byte from the command line.
     if output_format == "text":
         from .report import text_report
 
-        sys.stdout.write(text_report(result).encode("ascii", "backslashreplace").decode("ascii"))
+        _write(sys.stdout, text_report(result).encode("ascii", "backslashreplace").decode("ascii"))
     else:
-        sys.stdout.write(json.dumps(result, ensure_ascii=True, separators=(",", ":")) + "\n")
+        _write(sys.stdout, json.dumps(result, ensure_ascii=True, separators=(",", ":")) + "\n")
     sys.stdout.flush()
 
 

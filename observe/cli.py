@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -115,10 +116,13 @@ def _now(args: argparse.Namespace) -> datetime:
 
 def _github(args: argparse.Namespace, stack: ExitStack, repository: str):
     from observe.github.client import GitHubClient
+    from observe.github.token import resolve_token
 
     # The token comes from GH_TOKEN, GITHUB_TOKEN or the --gh CLI itself, never
     # from whichever gh is first on PATH.
-    client = GitHubClient(repository, host=args.api_url, gh_path=args.gh, sleep=args.sleep)
+    token = resolve_token(None, api_base_url=args.api_url, gh_path=args.gh)
+    args.secrets.append(token)  # redacted from every line printed from now on
+    client = GitHubClient(repository, host=args.api_url, token=token, sleep=args.sleep)
     stack.callback(client.close)
     args.github_clients.append(client)
     return client
@@ -310,30 +314,53 @@ def _find_path_records(document: dict[str, Any]) -> list[dict[str, Any]] | None:
 _COMMANDS = {"initial": collect_initial, "prompt": collect_prompt, "state": collect_wakeup, "report": collect_report, "boundary": collect_boundary, "recheck-paths": recheck_paths}
 
 
+def _environment_tokens() -> list[str]:
+    return [value for value in (os.environ.get("GH_TOKEN"), os.environ.get("GITHUB_TOKEN")) if value]
+
+
+def _fail(secrets: list[str], code: str, message: str) -> None:
+    _print(sys.stderr, json.dumps({"ok": False, "errors": [{"code": code, "path": "", "message": message}]}), secrets)
+
+
+def _print(stream: Any, line: str, secrets: list[str]) -> None:
+    """The one way out: every line either stream carries loses every form of every known token."""
+    from evaluator.redact import redact
+
+    stream.write(redact(line, secrets) + "\n")
+
+
 def main(argv: list[str] | None = None, *, sleep: Callable[[float], None] = time.sleep) -> int:
     """Run one collection; ``sleep`` is the wait between GitHub retries (tests pass their own)."""
+    from evaluator.redact import contains_secret
+
     from observe.git.observer import GitObservationError
     from observe.github.errors import GitHubObservationError
 
+    secrets = _environment_tokens()  # the token resolved for GitHub joins them (_github)
     try:
         args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-        args.sleep, args.github_clients = sleep, []
+        args.sleep, args.github_clients, args.secrets = sleep, [], secrets
         with ExitStack() as stack:
             document = _COMMANDS[args.subcommand](args, stack)
     except UsageError as error:
-        sys.stderr.write(json.dumps({"ok": False, "errors": [{"code": "usage-error", "path": "", "message": str(error)}]}) + "\n")
+        _fail(secrets, "usage-error", str(error))
         return 2
     except (CollectionError, GitObservationError, GitHubObservationError) as error:
-        sys.stderr.write(json.dumps({"ok": False, "errors": [{"code": error.code, "path": "", "message": error.message}]}) + "\n")
+        _fail(secrets, error.code, error.message)
         return 1
     except KeyboardInterrupt:
         raise
     except Exception as error:  # never a traceback, never a partial document
-        sys.stderr.write(json.dumps({"ok": False, "errors": [{"code": "collector-internal-error", "path": "", "message": type(error).__name__}]}) + "\n")
+        _fail(secrets, "collector-internal-error", type(error).__name__)
         return 1
-    sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+    line = json.dumps(document, ensure_ascii=False)
+    if contains_secret(line, secrets):
+        # A document that would need redacting is no longer the observation: refuse it whole.
+        _fail(secrets, "collector-credential-in-output", "the document would carry the GitHub token; nothing is printed")
+        return 1
+    _print(sys.stdout, line, secrets)
     if args.stats:
         # After a document only: a failed run's standard error is its one error line.
         for client in args.github_clients:
-            sys.stderr.write(json.dumps({"stats": client.stats}) + "\n")
+            _print(sys.stderr, json.dumps({"stats": client.stats}), secrets)
     return 0

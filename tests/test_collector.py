@@ -184,6 +184,16 @@ def test_two_open_pull_requests_on_the_head_branch_are_a_clean_error(capsys, wor
     assert json.loads(captured.err)["errors"][0]["code"] == "github-ambiguous-pull-request"
 
 
+def test_a_document_that_would_carry_the_token_is_not_printed(capsys, world):
+    repo = world["repo"]
+    (repo / TOKEN).write_text("a file whose name is the token\n")
+    status = cli.main(["--api-url", world["fake"].url, "--gh", str(world["gh"]), "initial", "--checkout", str(repo), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", TOKEN, "--commit", "--push"])
+    captured = capsys.readouterr()
+    assert status == 1 and captured.out == ""
+    assert json.loads(captured.err)["errors"][0]["code"] == "collector-credential-in-output"
+    assert TOKEN not in captured.err
+
+
 def test_recheck_paths_names_the_changed_path(capsys, world, tmp_path):
     repo = world["repo"]
     snapshot = collect(capsys, world, "initial", "--checkout", str(repo), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", "src/app.py", "--commit", "--push")

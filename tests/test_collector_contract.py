@@ -8,11 +8,17 @@ never appears in either.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from evaluator.redact import contains_secret
 
 from simulator.fakegithub import PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, at
 
@@ -80,3 +86,46 @@ def test_the_token_comes_from_the_named_gh_not_the_one_on_path(fake, tmp_path):
     assert one_error(report(fake, tmp_path, env=env))["code"] == "github-token-missing"  # no --gh: no CLI at all
     assert not (tmp_path / "path-gh-ran").exists()
     assert os.environ.get("NO_PROXY")
+
+
+SENTINEL = "ghp_sentinelTokenForLeakTests00000000abcd"
+
+
+def no_token_anywhere(completed: subprocess.CompletedProcess, token: str = SENTINEL) -> None:
+    assert not contains_secret(completed.stdout + completed.stderr, [token]), completed.stdout + completed.stderr
+
+
+@pytest.mark.parametrize("variable", ["GH_TOKEN", "GITHUB_TOKEN"])
+def test_a_server_echoing_the_token_gets_a_clean_error_and_no_token_is_printed(fake, tmp_path, variable):
+    fake.token = SENTINEL
+    fake.add_request(0, at(10))
+    fake.echo("GET", r"/pulls/7$", lambda payload, authorization: payload["head"].update(sha=authorization, ref="feature/" + SENTINEL))
+    env = {"GH_TOKEN": None, variable: SENTINEL}
+
+    completed = report(fake, tmp_path, "--stats", env=env)
+
+    assert one_error(completed)["code"] == "github-credential-echoed"
+    no_token_anywhere(completed)
+
+
+def test_the_collector_redacts_every_encoding_of_the_token_on_standard_error(tmp_path):
+    basic = base64.b64encode(f"x-access-token:{SENTINEL}".encode()).decode()
+    for shown in (SENTINEL, quote(SENTINEL, safe=""), basic):
+        completed = run_collector(tmp_path, "recheck-paths", "--checkout", str(tmp_path), "--document", f"/nonexistent/{shown}", env={"GH_TOKEN": SENTINEL})
+        assert completed.returncode == 2 and completed.stdout == ""
+        assert json.loads(completed.stderr)["errors"][0]["code"] == "usage-error"
+        assert "[REDACTED]" in completed.stderr
+        no_token_anywhere(completed)
+
+
+def test_the_evaluator_redacts_every_encoding_of_the_token(tmp_path):
+    basic = base64.b64encode(f"x-access-token:{SENTINEL}".encode()).decode()
+    for shown in (SENTINEL, quote(SENTINEL, safe=""), basic):
+        completed = subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "evaluate_state.py"), "--state", f"/nonexistent/{shown}"],
+            capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "GITHUB_TOKEN": SENTINEL}, timeout=60,
+        )
+        assert completed.returncode == 2 and len(completed.stdout.splitlines()) == 1
+        assert json.loads(completed.stdout)["errors"][0]["code"] == "usage-error"
+        assert "[REDACTED]" in completed.stdout
+        no_token_anywhere(completed)

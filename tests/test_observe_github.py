@@ -8,15 +8,18 @@ return a document; no output may contain the token.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import stat
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 from evaluator.canonical import digest, text_digest
 from evaluator.policy import claim_marker
+from evaluator.redact import contains_secret
 from observe.github import gates as github_gates
 from observe.github.codex_signals import parse_summary_rows
 from observe.github.pull_request import observe_pull_request
@@ -556,7 +559,9 @@ def comments(fake, count):
 
 
 FAULTS = {
-    "http-500": (lambda fake: fake.fail("GET", r"/pulls/7$", 500, times=99, echo_authorization=True), "github-server-error", [1.0, 2.0, 4.0]),
+    "http-500": (lambda fake: fake.fail("GET", r"/pulls/7$", 500, times=99), "github-server-error", [1.0, 2.0, 4.0]),
+    # A server that repeats the credential is not retried: each retry would send it again.
+    "http-500-echoing-the-token": (lambda fake: fake.fail("GET", r"/pulls/7$", 500, times=99, echo_authorization=True), "github-credential-echoed", []),
     "http-502": (lambda fake: fake.fail("GET", r"/issues/7/comments", 502, times=99), "github-server-error", [1.0, 2.0, 4.0]),
     "read-timeout": (lambda fake: fake.stall("GET", r"^/user$", 1.0, times=99), "github-timeout", [1.0]),
     "primary-rate-limit": (
@@ -592,6 +597,103 @@ def test_faults_raise_and_never_return_a_document(fake, client, make_client, sle
     assert info.value.code == code
     assert sleeps == expected_sleeps
     assert_token_absent(str(info.value), repr(info.value), info.value.message, client.stats)
+
+
+def token_forms_absent(*texts):
+    for text in texts:
+        assert not contains_secret(text, [TOKEN]), text
+
+
+ANOTHER_SECRET = "ghs_someOtherCredentialSeenByAProxy000000"
+
+
+def _in_first(field_name):
+    return lambda payload, value: payload[0].update({field_name: value})
+
+
+# Where a hostile server or proxy can put what it was sent: (request pattern, edit, extra headers).
+ECHO_SITES = {
+    "head-sha": (r"/pulls/7$", lambda payload, value: payload["head"].update(sha=value), {}),
+    "pr-state": (r"/pulls/7$", lambda payload, value: payload.update(state=value), {}),
+    "base-repository": (r"/pulls/7$", lambda payload, value: payload["base"]["repo"].update(full_name=value), {}),
+    "head-repository": (r"/pulls/7$", lambda payload, value: payload["head"]["repo"].update(full_name=value), {}),
+    "ref": (r"/git/ref/heads/main$", lambda payload, value: payload.update(ref=value), {}),
+    "timestamp": (r"/issues/7/comments", _in_first("created_at"), {}),
+    "content-type": (r"^/user$", lambda payload, value: None, {"Content-Type": "text/plain; {authorization}"}),
+}
+
+
+def _echo(fake, site, value_of):
+    pattern, edit, headers = ECHO_SITES[site]
+    fake.add_request(0, at(10))
+    fake.echo("GET", pattern, lambda payload, authorization: edit(payload, value_of(authorization)),
+              headers={name: text.replace("{authorization}", value_of("{authorization}")) for name, text in headers.items()})
+
+
+@pytest.mark.parametrize("site", list(ECHO_SITES))
+def test_an_echoed_token_is_refused_and_never_repeated(fake, make_client, tmp_path, site):
+    _echo(fake, site, lambda authorization: authorization)
+    client = make_client()
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(client)
+
+    assert info.value.code == "github-credential-echoed"
+    token_forms_absent(str(info.value), repr(info.value))
+    cached = b"".join(path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()).decode("latin-1")
+    token_forms_absent(cached)
+
+
+@pytest.mark.parametrize("site", list(ECHO_SITES))
+def test_messages_describe_server_values_and_never_quote_them(fake, make_client, site):
+    """A credential the client cannot recognise (not its own) must not be quoted either."""
+    _echo(fake, site, lambda authorization: ANOTHER_SECRET)
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(make_client())
+
+    assert info.value.code in ("github-unexpected-shape", "github-malformed-json")
+    assert "ghs_" not in str(info.value) and "someOther" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [
+        pytest.param(lambda token: "feature/" + token, id="raw-in-a-branch-name"),
+        pytest.param(lambda token: quote(token, safe=""), id="url-encoded"),
+        pytest.param(lambda token: base64.b64encode(f"x-access-token:{token}".encode()).decode(), id="basic-credential"),
+        pytest.param(lambda token: base64.b64encode(token.encode()).decode(), id="base64"),
+    ],
+)
+def test_every_encoding_of_the_token_is_recognised(fake, make_client, echo):
+    fake.add_request(0, at(10))
+    fake.echo("GET", r"/pulls/7$", lambda payload, authorization: payload["head"].update(ref=echo(authorization.removeprefix("token "))))
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(make_client())
+
+    assert info.value.code == "github-credential-echoed"
+
+
+def test_a_token_spelled_with_json_escapes_is_recognised(fake, make_client):
+    escaped = "".join(f"\\u{ord(character):04x}" for character in TOKEN)
+    fake.corrupt("GET", r"^/user$", ('{"id": 1, "login": "' + escaped + '"}').encode())
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(make_client())
+
+    assert info.value.code == "github-credential-echoed"
+
+
+def test_a_token_echoed_in_an_etag_is_never_cached(fake, make_client, tmp_path):
+    fake.add_request(0, at(10))
+    fake.echo("GET", r"^/user$", headers={"ETag": 'W/"{authorization}"'})
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(make_client())
+
+    assert info.value.code == "github-credential-echoed"
+    assert TOKEN.encode() not in b"".join(path.read_bytes() for path in tmp_path.rglob("*") if path.is_file())
 
 
 def test_a_transient_502_is_retried(fake, client, sleeps):

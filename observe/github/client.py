@@ -31,6 +31,8 @@ from urllib.parse import quote, urlencode, urlsplit
 import httpx2
 from ghapi.all import GhApi
 
+from evaluator.redact import secret_forms
+
 from observe.github.cache import CachedPage, EtagCache, default_cache_dir
 from observe.github.errors import GitHubObservationError
 from observe.github.token import resolve_token, token_identity
@@ -108,7 +110,8 @@ def _reject_constant(name: str) -> Any:
 
 def parse_json_body(content: bytes, content_type: str, where: str) -> Any:
     if "json" not in content_type.lower():
-        raise GitHubObservationError("github-malformed-json", f"{where}: content type {content_type[:60]!r} is not JSON")
+        # The header is server text (a proxy may echo anything into it): described, never quoted.
+        raise GitHubObservationError("github-malformed-json", f"{where}: expected a JSON content type, got {len(content_type)} characters of another")
     try:
         return json.loads(content.decode("utf-8"), object_pairs_hook=_strict_pairs, parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
@@ -144,6 +147,8 @@ class GitHubClient:
         if self._origin.scheme not in ("http", "https") or not self._origin.netloc:
             raise ValueError(f"host must be an http(s) base URL, got {host!r}")
         secret = resolve_token(token, api_base_url=self.host, environ=environ, gh_path=gh_path)
+        # Every shape the token could come back in (raw, URL-encoded, base64, JSON-escaped).
+        self._echo_forms = sorted(secret_forms(secret))
         self.timeout = timeout
         self.max_attempts = max_attempts
         self.backoff_seconds = backoff_seconds
@@ -263,7 +268,7 @@ class GitHubClient:
         where = "POST /graphql"
         response = self._exchange("POST", url, {}, {"query": query, "variables": dict(variables)}, rest=False)
         self._require_success(response.status_code, where)
-        body = parse_json_body(response.content, response.headers.get("content-type", ""), where)
+        body = self._parse(response, where)
         if not isinstance(body, dict):
             raise GitHubObservationError("github-unexpected-shape", f"{where}: answer is a {type(body).__name__}, not an object")
         if "errors" in body:
@@ -350,11 +355,26 @@ class GitHubClient:
         if not 200 <= status < 300:
             return Reply(status, None, None)
         link = response.headers.get("link")
-        body = parse_json_body(response.content, response.headers.get("content-type", ""), where)
+        body = self._parse(response, where)
         etag = response.headers.get("etag")
         if self._cache and etag:
             self._cache.store(url, etag, link, response.content)
         return Reply(status, body, link)
+
+    def _parse(self, response: httpx2.Response, where: str) -> Any:
+        body = parse_json_body(response.content, response.headers.get("content-type", ""), where)
+        # JSON may spell the token with \u escapes the byte check cannot see; the parsed text can.
+        self._refuse_echo(json.dumps(body, ensure_ascii=False), where)
+        return body
+
+    def _refuse_echo(self, text: str, where: str) -> None:
+        """A server or proxy that repeats our credential is not answered, retried or quoted."""
+        if any(form in text for form in self._echo_forms):
+            raise GitHubObservationError("github-credential-echoed", f"{where}: the answer repeats the credential it was sent; nothing in it is used")
+
+    def _check_no_echo(self, response: httpx2.Response, where: str) -> None:
+        headers = "\n".join(f"{name.decode('latin-1')}: {value.decode('latin-1')}" for name, value in response.headers.raw)
+        self._refuse_echo(headers + "\n" + response.content.decode("latin-1"), where)
 
     def _exchange(self, method: str, url: str, headers: dict[str, str], json_body: Any, *, rest: bool) -> httpx2.Response:
         where = f"{method} {urlsplit(url).path}"
@@ -375,6 +395,7 @@ class GitHubClient:
                 failure = GitHubObservationError("github-connection-failed", f"{where}: {type(error).__name__} (attempt {attempt} of {self.max_attempts})")
                 wait = self._backoff(attempt)
             if response is not None:
+                self._check_no_echo(response, where)  # before anything of it is stored, retried or reported
                 if rest and response.status_code != 304:
                     self._stats["rest_points"] += 1
                 status = response.status_code

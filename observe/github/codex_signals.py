@@ -115,7 +115,7 @@ def parse_summary_rows(comment_id: int, body: str) -> list[tuple[str, str]]:
     header, rows = table[0], table[1:]
     expected_header = list(CODEX_TEXT_POLICY["summary_header"])
     if header[: len(expected_header)] != expected_header or len(header) > len(expected_header) + 1:
-        raise unrecognised(f"header {header!r} does not start with {expected_header!r}")
+        raise unrecognised(f"the table header is not {expected_header!r} plus at most one column ({len(header)} cells seen)")
     if rows and all(_TABLE_SEPARATOR_CELL.fullmatch(cell) for cell in rows[0]):
         rows = rows[1:]
     parsed: list[tuple[str, str]] = []

@@ -27,6 +27,7 @@ ERROR_CODES = (
     "github-ambiguous-codex-comment",  # a trusted Codex comment that matches two classifications
     "github-ambiguous-short-sha",  # a short sha that expands to two different requested heads
     "github-ambiguous-pull-request",  # two open pull requests of this repository share the head branch
+    "github-credential-echoed",  # an answer (body or header) repeats the token in any encoding: nothing of it is used
 )
 
 

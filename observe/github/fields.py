@@ -1,8 +1,11 @@
 """Field checks for GitHub payloads: take what we rely on, or fail closed.
 
 Every accessor names where the value came from, so a shape error says which
-answer and which field was not what the observer relies on. Messages quote
-at most a short prefix of a value and never a body.
+answer and which field was not what the observer relies on. Messages never
+quote a value GitHub sent: a proxy or server that echoes the Authorization
+header into a field would otherwise put the token on standard error. They say
+what was expected and what kind of value came (``kind_of``) instead
+(references/github-observations.md, "Token handling").
 """
 
 from __future__ import annotations
@@ -17,6 +20,19 @@ SHA40 = re.compile(r"[0-9a-f]{40}")
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)")
 
 
+def kind_of(value: Any) -> str:
+    """What kind of value was seen, never the value itself."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters"
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+
+
 def shape_error(message: str) -> GitHubObservationError:
     return GitHubObservationError("github-unexpected-shape", message)
 
@@ -24,7 +40,7 @@ def shape_error(message: str) -> GitHubObservationError:
 def field(obj: Any, key: str, kind: type, where: str) -> Any:
     value = obj.get(key) if isinstance(obj, dict) else None
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise shape_error(f"{where}: {key} is {type(value).__name__}, expected {kind.__name__}")
+        raise shape_error(f"{where}: {key} is {kind_of(value)}, expected {kind.__name__}")
     return value
 
 
@@ -37,17 +53,17 @@ def positive_id(obj: Any, where: str) -> int:
 
 def sha40(value: Any, where: str) -> str:
     if not isinstance(value, str) or not SHA40.fullmatch(value):
-        raise shape_error(f"{where}: {str(value)[:60]!r} is not a 40-hex sha")
+        raise shape_error(f"{where}: expected a 40-hex sha, got {kind_of(value)}")
     return value
 
 
 def timestamp(value: Any, where: str) -> str:
     if not isinstance(value, str) or not TIMESTAMP.fullmatch(value):
-        raise shape_error(f"{where}: {str(value)[:60]!r} is not an ISO-8601 timestamp with a time zone")
+        raise shape_error(f"{where}: expected an ISO-8601 timestamp with a time zone, got {kind_of(value)}")
     try:
         instant(value)
     except ValueError as error:
-        raise shape_error(f"{where}: {value!r} is not a real instant") from error
+        raise shape_error(f"{where}: the timestamp names no real instant (a day or time out of range)") from error
     return value
 
 

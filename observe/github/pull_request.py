@@ -42,7 +42,7 @@ from evaluator.canonical import digest, text_digest
 
 from observe.github import gates as github_gates
 from observe.github.client import GitHubClient, path_segment, split_repository
-from observe.github.fields import body_text, field, objects, positive_id, sha40, shape_error, timestamp
+from observe.github.fields import body_text, field, kind_of, objects, positive_id, sha40, shape_error, timestamp
 from observe.github.responses import (
     RequestIndex,
     codex_issue_comments,
@@ -95,7 +95,7 @@ def fetch_snapshot(client: GitHubClient, repository: str, pr_number: int) -> Pul
     head_repo = head.get("repo")
     if isinstance(head_repo, dict):
         # The head branch lives in the head repository (a fork's branch is not ours).
-        head_repo_path = "/repos/" + "/".join(split_repository(field(head_repo, "full_name", str, "pull request head repo")))
+        head_repo_path = "/repos/" + "/".join(_repository_parts(field(head_repo, "full_name", str, "pull request head repo")))
         head_ref = client.get(f"{head_repo_path}/git/ref/heads/{path_segment(head_branch)}", tolerated=(404,)).body
     protection = _fetch_protection(client, f"{repo_path}/branches/{path_segment(base_branch)}")
     return PullRequestSnapshot(
@@ -113,6 +113,14 @@ def fetch_snapshot(client: GitHubClient, repository: str, pr_number: int) -> Pul
         open_pulls=client.get_all(f"{repo_path}/pulls", {"state": "open"}),
         threads=fetch_review_threads(client, owner, name, pr_number),
     )
+
+
+def _repository_parts(full_name: str) -> tuple[str, str]:
+    try:
+        return split_repository(full_name)
+    except ValueError:
+        # Server text: described, not quoted.
+        raise shape_error(f"pull request head repo: full_name is not owner/name ({kind_of(full_name)})") from None
 
 
 def _fetch_protection(client: GitHubClient, branch_path: str) -> tuple[str, Any]:
@@ -152,12 +160,13 @@ def _normalize_pull(pull: Any, repository: str, pr_number: int) -> dict[str, Any
     elif state == "closed":
         normalized_state = "merged" if merged else "closed"
     else:
-        raise shape_error(f"{where}: state {state!r} with merged={merged} is not a known combination")
+        shown = state if state in ("open", "closed") else f"{kind_of(state)} other than open or closed"
+        raise shape_error(f"{where}: state {shown} with merged={merged} is not a known combination")
     base, head = pull["base"], pull["head"]
     base_repo = field(base, "repo", dict, f"{where} base")
     base_full_name = field(base_repo, "full_name", str, f"{where} base repo")
     if base_full_name.lower() != repository.lower():
-        raise shape_error(f"{where}: base repository {base_full_name!r} is not {repository!r}")
+        raise shape_error(f"{where}: base repository is not {repository!r} (the answer names another, {kind_of(base_full_name)})")
     head_repo = head.get("repo")
     if head_repo is not None and not isinstance(head_repo, dict):
         raise shape_error(f"{where}: head repo is neither an object nor null")
@@ -181,7 +190,7 @@ def _normalize_pull(pull: Any, repository: str, pr_number: int) -> dict[str, Any
 def _ref_sha(ref: Any, branch: str, where: str) -> str:
     # A branch name that is a prefix of others can come back as a list of refs.
     if field(ref, "ref", str, where) != f"refs/heads/{branch}":
-        raise shape_error(f"{where}: answer is for {ref['ref'][:80]!r}, not refs/heads/{branch}")
+        raise shape_error(f"{where}: the answer is for another ref than the branch asked for ({kind_of(ref['ref'])})")
     return sha40(field(ref, "object", dict, where).get("sha"), f"{where} object sha")
 
 
