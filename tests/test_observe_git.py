@@ -305,6 +305,9 @@ def test_hooks_never_run_from_hooks_path_or_git_dir(repo, gh, tmp_path):
         ("http.sslVerify", "false", "git-http-config-present"),
         ("remote.https://github.com/octo/demo.git.url", "https://evil.example/x.git", "git-url-named-remote-present"),
         ("filter.a=b.clean", "cat", "git-filter-driver-unneutralizable"),
+        # Hooks defined in config (git 2.54+) ignore core.hooksPath: refused on the key alone.
+        ("hook.audit.command", "/tmp/audit-hook", "git-config-hook-present"),
+        ("hook.audit.event", "pre-commit", "git-config-hook-present"),
     ],
 )
 def test_config_that_dash_c_cannot_override_is_refused_first(repo, gh, tmp_path, key, value, code):
@@ -428,7 +431,8 @@ def test_recheck_detects_a_swapped_symlink_and_tolerates_an_edit(repo, tmp_path)
     (repo / "src" / "app.py").write_text("an approved edit changes size and times\n")
     assert recheck_path_records(str(repo), records) == []
     (repo / "link").unlink()
-    (repo / "link").symlink_to(tmp_path)
+    (tmp_path / "elsewhere.py").write_text("print('hi')\n")
+    (repo / "link").symlink_to(tmp_path / "elsewhere.py")
     assert recheck_path_records(str(repo), records) == [
         ("link", "inside_worktree"), ("link", "lstat_chain_sha256"), ("link", "resolved_target_sha256")
     ]

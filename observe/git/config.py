@@ -17,7 +17,7 @@ from typing import Iterable, NamedTuple
 
 from evaluator.canonical import text_digest
 
-from observe.git.runner import GitObservationError, _utf8
+from observe.git.runner import GitObservationError, _utf8, redact_credentials
 
 _OWNER = r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}"
 _REPO = r"[a-z0-9._-]{1,100}"
@@ -79,12 +79,20 @@ def parse_config_listing(raw: bytes) -> list[ConfigEntry]:
 
 
 def refuse_uncontrollable_config(entries: Iterable[ConfigEntry]) -> None:
-    """Refuse config that ``-c`` cannot override. Messages name keys, never values (they may hold tokens)."""
+    """Refuse config that ``-c`` cannot override.
+
+    Messages name keys, never values, and even a key is redacted first: a URL in
+    a subsection (``url.https://x-access-token:<token>@github.com/.insteadOf``)
+    carries the token in the key itself.
+    """
     for entry in entries:
         section, _, rest = entry.key.partition(".")
         subsection, _, _name = rest.rpartition(".")
         section = section.lower()
-        where = f"{entry.key} ({entry.scope} {entry.origin})"
+        where = redact_credentials(f"{entry.key} ({entry.scope} {entry.origin})")
+        if section == "hook":
+            # Hooks defined in config (hook.<name>.command) ignore core.hooksPath.
+            raise GitObservationError("git-config-hook-present", f"{where}: a config hook ignores core.hooksPath")
         if section == "url":
             raise GitObservationError("git-insteadof-present", f"{where}: URL rewriting applies before any -c")
         if section in ("include", "includeif"):

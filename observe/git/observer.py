@@ -44,6 +44,7 @@ from observe.git.paths import (
     filesystem_scope_sha256,
     path_records,
     recheck_path_records,
+    refuse_foreign_ownership,
     resolve_git_dirs,
 )
 from observe.git.runner import (
@@ -59,6 +60,7 @@ from observe.git.runner import (
     _utf8,
     credential_strategy,
     protections,
+    redact_credentials,
 )
 
 __all__ = [
@@ -111,14 +113,24 @@ class GitObserver:
         if not set(credential_env) <= set(CREDENTIAL_VARIABLES):
             message = f"credential variables must be among {CREDENTIAL_VARIABLES}"
             raise GitObservationError("git-credential-env-invalid", message)
+        # --git-dir skips git's own safe.directory check, so ownership is checked here.
+        refuse_foreign_ownership(self.worktree, self.git_dir, self.common_dir)
+        self._refuse_forged_ancestry()
         self._home = tempfile.mkdtemp(prefix="git-empty-home-")
         try:
             self.runner = GitRunner(
-                git_path, gh_path, self.git_dir, self.worktree, self._home, credential_env=credential_env, timeout=timeout
+                git_path, gh_path, self.git_dir, self.worktree, self._home,
+                credential_env=credential_env, timeout=timeout,
             )
             # First command: read and refuse. Nothing in it runs a repository program.
-            drivers = filter_drivers(self._config_entries(check_drivers=False))
-            self.runner = replace(self.runner, filter_drivers=tuple(sorted(drivers)))
+            entries = self._config_entries(check_drivers=False)
+            self.runner = replace(self.runner, filter_drivers=tuple(sorted(filter_drivers(entries))))
+            # From here on, a command that could start a driver runs only while the config is
+            # exactly this listing (read again with the drivers neutralized).
+            listing = self.runner.config_listing()
+            if repository_entries(parse_config_listing(listing)) != entries:
+                raise GitObservationError("git-config-changed", "the repository config changed while it was read")
+            self.runner = replace(self.runner, config_listing_sha256=hashlib.sha256(listing).hexdigest())
             self.git_version = self._text(["version"]).strip()
         except BaseException:
             self.close()
@@ -174,13 +186,12 @@ class GitObserver:
                 remotes.setdefault(name, []).append(entry.value or "")
         matches = sorted(name for name, urls in remotes.items() if canonical in urls)
         if not matches:
-            others = ", ".join(sorted(remotes)) or "none"
+            others = redact_credentials(", ".join(sorted(remotes)) or "none")
             raise GitObservationError("git-remote-not-found", f"no remote has URL {canonical}; remotes: {others}")
         if len(matches) > 1:
-            raise GitObservationError("git-remote-ambiguous", f"remotes {', '.join(matches)} all have URL {canonical}")
-        name = matches[0]
-        if not _REMOTE_NAME.fullmatch(name):
-            raise GitObservationError("git-remote-name-invalid", f"remote {name!r} is not a plain name")
+            named = redact_credentials(", ".join(matches))
+            raise GitObservationError("git-remote-ambiguous", f"remotes {named} all have URL {canonical}")
+        name = self._remote(matches[0])
         if any(url != canonical for url in remotes[name]):
             message = f"remote {name} also has a URL other than {canonical}"
             raise GitObservationError("git-remote-url-not-canonical", message)
@@ -232,7 +243,9 @@ class GitObserver:
         """Whether descendant_sha contains ancestor_sha (a commit contains itself)."""
         _require_sha(ancestor_sha)
         _require_sha(descendant_sha)
-        code, _ = self.runner.run(["merge-base", "--is-ancestor", "--end-of-options", ancestor_sha, descendant_sha], ok_codes=(0, 1))
+        self._refuse_forged_ancestry()
+        args = ["merge-base", "--is-ancestor", "--end-of-options", ancestor_sha, descendant_sha]
+        code, _ = self.runner.run(args, ok_codes=(0, 1))
         return code == 0
 
     def worktree_clean(self) -> bool:
@@ -356,9 +369,18 @@ class GitObserver:
 
     # -- helpers
 
+    def _refuse_forged_ancestry(self) -> None:
+        """Refuse a graft file: it rewrites parents, so an unrelated history could look like a descendant.
+
+        The runner already points GIT_GRAFT_FILE at an empty file and turns the
+        commit-graph off; refusing the file as well keeps a checkout that relies on
+        grafts from being observed as if its history were what git shows elsewhere.
+        """
+        if file_observation(os.path.join(self.common_dir, "info", "grafts"))["type"] != "absent":
+            raise GitObservationError("git-grafts-present", "info/grafts rewrites commit parents; remove it")
+
     def _config_entries(self, *, check_drivers: bool = True) -> list[ConfigEntry]:
-        raw = self.runner.run(["config", "--list", "--show-scope", "--show-origin", "-z", "--no-includes"])[1]
-        entries = repository_entries(parse_config_listing(raw))
+        entries = repository_entries(parse_config_listing(self.runner.config_listing()))
         refuse_uncontrollable_config(entries)
         unneutralized = set(filter_drivers(entries)) - set(self.runner.filter_drivers)
         if check_drivers and unneutralized:
@@ -394,8 +416,12 @@ class GitObserver:
         return sorted(records, key=lambda record: record["name"])
 
     def _remote(self, remote: str) -> str:
-        if not isinstance(remote, str) or not _REMOTE_NAME.fullmatch(remote):
-            raise GitObservationError("git-remote-name-invalid", f"remote {remote!r} is not a plain name")
+        """A remote name we can put in argv and that git accepts inside a ref name (``a..b`` is neither)."""
+        plain = isinstance(remote, str) and _REMOTE_NAME.fullmatch(remote) is not None
+        probe = f"refs/remotes/{remote}/HEAD"
+        if not plain or self.runner.run(["check-ref-format", probe], ok_codes=(0, 1))[0] != 0:
+            shown = redact_credentials(repr(remote))
+            raise GitObservationError("git-remote-name-invalid", f"remote {shown} is not a valid remote name")
         return remote
 
     def _remote_ref(self, remote: str, branch: str) -> str:

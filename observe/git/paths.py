@@ -49,6 +49,25 @@ def resolve_git_dirs(worktree: str) -> tuple[str, str]:
     return git_dir, common_dir
 
 
+def refuse_foreign_ownership(worktree: str, git_dir: str, common_dir: str) -> None:
+    """Refuse a checkout another user owns: what git's safe.directory check does when git finds the repository.
+
+    The runner passes ``--git-dir``, and git skips that check for an explicit git
+    dir, so a repository planted by another user (with its config, hooks and
+    drivers) would otherwise be read as ours. The work-tree root, its ``.git``
+    entry, the git dir and the common dir must all belong to the effective uid.
+    """
+    uid = os.geteuid()
+    for path in dict.fromkeys((worktree, os.path.join(worktree, ".git"), git_dir, common_dir)):
+        try:
+            owner = os.lstat(path).st_uid
+        except OSError as error:
+            raise GitObservationError("git-path-unobservable", f"cannot lstat {path}: {error.strerror}") from error
+        if owner != uid:
+            message = f"{path} is owned by uid {owner}, not by the current user (uid {uid})"
+            raise GitObservationError("git-repository-not-owned", message)
+
+
 def _small_text(path: str) -> str:
     try:
         with open(path, encoding="utf-8") as handle:
@@ -91,40 +110,99 @@ def recheck_path_records(worktree: str, records: Sequence[Mapping]) -> list[tupl
 
 def _path_record(root: str, git_dirs: tuple[str, str], path: str) -> dict:
     parts = check_repository_path(path)
-    chain = [_lstat_record(root, ".")]
+    # The root record carries the identity of this checkout, so a clone with the same layout differs.
+    chain = [dict(_lstat_record(root, "."), repository=_repository_identity(root, git_dirs))]
     for depth in range(1, len(parts) + 1):
         chain.append(_lstat_record(os.path.join(root, *parts[:depth]), parts[depth - 1]))
     resolved = os.path.realpath(os.path.join(root, *parts))
-    target = _lstat_record(resolved, "")
-    # A symlink loop stays unresolved; it is neither inside nor a usable target.
-    inside = resolved.startswith(root + os.sep) and target["type"] != "symlink"
+    target = _target_record(resolved)
+    _refuse_unwritable_target(path, target)
+    inside = resolved.startswith(root + os.sep)
     location = os.path.relpath(resolved, root) if inside else resolved
     in_metadata = any(_is_git_metadata_name(p) for p in parts + location.split("/")) or any(
         resolved == d or resolved.startswith(d + os.sep) for d in git_dirs
     )
+    resolved_target = {"inside_worktree": inside, "location": location, "type": target["type"]}
+    if target["type"] == "file":
+        # The very file: an in-place edit keeps it, a swap for another file (or a new hard link) does not.
+        resolved_target.update(device=target["device"], inode=target["inode"])
     return {
         "inside_worktree": inside,
         "lstat_chain_sha256": digest(chain),
         "outside_git_metadata": not in_metadata,
         "path": path,
-        "resolved_target_sha256": digest({"inside_worktree": inside, "location": location, "type": target["type"]}),
+        "resolved_target_sha256": digest(resolved_target),
     }
 
 
-def _lstat_record(full_path: str, name: str) -> dict:
-    """Type, permission bits, owner and symlink target: never size, times or inode, which an approved edit changes."""
+def _refuse_unwritable_target(path: str, target: dict) -> None:
+    """A planned path is a regular file with one link, or nothing yet (then an edit creates it).
+
+    A directory, FIFO, socket or device is not something an edit writes; a symlink
+    loop or a path below a file cannot be written at all; and a file with a second
+    hard link shares its bytes with a name that may lie anywhere on the device, so
+    an in-place edit inside the work tree would write outside it.
+    """
+    if target["type"] not in ("file", "absent"):
+        message = f"{path!r} resolves to neither a regular file nor nothing (found: {target['type']})"
+        raise GitObservationError("git-path-not-regular-file", message)
+    if target["type"] == "file" and target["links"] != 1:
+        message = f"{path!r} is a file with {target['links']} hard links; an edit would also change the others"
+        raise GitObservationError("git-path-hard-linked", message)
+
+
+def _repository_identity(root: str, git_dirs: tuple[str, str]) -> dict:
+    """Device and inode of the work-tree root, its ``.git`` entry, the git dir and the common dir."""
+    identity = {}
+    for name, path in (("worktree", root), ("dot_git", os.path.join(root, ".git")),
+                       ("git_dir", git_dirs[0]), ("common_dir", git_dirs[1])):
+        try:
+            st = os.lstat(path)
+        except OSError as error:
+            raise GitObservationError("git-path-unobservable", f"cannot lstat {path}: {error.strerror}") from error
+        identity[name] = [st.st_dev, st.st_ino]
+    return identity
+
+
+def _lstat(full_path: str) -> os.stat_result | str:
+    """The lstat result, or ``"absent"`` / ``"unreachable"`` (behind a non-directory or a symlink loop)."""
     try:
-        st = os.lstat(full_path)
+        return os.lstat(full_path)
     except FileNotFoundError:
-        return {"name": name, "type": "absent"}
+        return "absent"
     except OSError as error:
         if isinstance(error, NotADirectoryError) or error.errno == errno.ELOOP:
-            return {"name": name, "type": "unreachable"}
+            return "unreachable"
         raise GitObservationError("git-path-unobservable", f"cannot lstat {full_path}: {error.strerror}") from error
+
+
+def _target_record(full_path: str) -> dict:
+    """What lies where a path resolves: its type, and for a file its device, inode and link count."""
+    st = _lstat(full_path)
+    if isinstance(st, str):
+        return {"type": st}
+    record: dict = {"type": _kind(st.st_mode)}
+    if stat.S_ISREG(st.st_mode):
+        record.update(device=st.st_dev, inode=st.st_ino, links=st.st_nlink)
+    return record
+
+
+def _lstat_record(full_path: str, name: str) -> dict:
+    """Type, permission bits, owner, symlink target, and a directory's device and inode.
+
+    Size and times are left out: an approved edit changes them. A directory keeps
+    its inode through any edit of the files in it, so its identity is bound; a
+    file's identity is bound by the resolved target instead.
+    """
+    st = _lstat(full_path)
+    if isinstance(st, str):
+        return {"name": name, "type": st}
     record = {"name": name, "type": _kind(st.st_mode), "mode": stat.S_IMODE(st.st_mode)}
     record.update(uid=st.st_uid, gid=st.st_gid)
     if stat.S_ISLNK(st.st_mode):
         record["target"] = _utf8(os.readlink(os.fsencode(full_path)), "symlink target")
+    if stat.S_ISDIR(st.st_mode):
+        record.update(device=st.st_dev, inode=st.st_ino)
     return record
 
 

@@ -44,7 +44,15 @@ BASE_ENVIRONMENT = {
     "PATH": FIXED_PATH,
     "GIT_PAGER": "cat",
     "GIT_EDITOR": "false",
+    # --no-replace-objects leaves grafts alone: an empty graft file keeps info/grafts from adding parents.
+    "GIT_GRAFT_FILE": "/dev/null",
 }
+
+# Every program a signature creation or check can start, pinned to a path exec refuses.
+SIGNATURE_PROGRAMS = (
+    "gpg.program", "gpg.openpgp.program", "gpg.x509.program", "gpg.ssh.program", "gpg.ssh.defaultKeyCommand",
+)
+DISABLED_PROGRAM = "/dev/null"
 
 FIXED_OVERRIDES = (
     "core.hooksPath=/dev/null",
@@ -65,6 +73,11 @@ FIXED_OVERRIDES = (
     "push.recurseSubmodules=no",
     # Fixed quoting of non-ASCII paths, so diff bytes do not depend on repository config.
     "core.quotePath=true",
+    # A repository commit-graph is trusted for parents: a forged one could invent ancestry.
+    "core.commitGraph=false",
+    # Signature checks run gpg.program: git log runs it when log.showSignature is set.
+    "log.showSignature=false",
+    *(f"{key}={DISABLED_PROGRAM}" for key in SIGNATURE_PROGRAMS),
     # The empty value drops every helper read so far; only gh answers, only for github.com.
     "credential.helper=",
 )
@@ -80,8 +93,13 @@ STATUS_OPTIONS = (
     "--porcelain=v2", "-z", "--untracked-files=all", "--ignored=no", "--ignore-submodules=dirty", "--no-renames",
 )
 
-_USERINFO = re.compile(r"://[^/\s@]+@")
 _DRIVER_COMMANDS = ("clean", "smudge", "process")
+# Subcommands that, with the options the observer gives them, never read work-tree content, so
+# never start a filter driver. Every other subcommand is bracketed by the config check.
+DRIVER_FREE_SUBCOMMANDS = frozenset({
+    "check-attr", "check-ref-format", "config", "for-each-ref", "merge-base", "rev-parse", "symbolic-ref", "version",
+})
+CONFIG_LISTING = ("config", "--list", "--show-scope", "--show-origin", "-z", "--no-includes")
 
 
 class GitObservationError(Exception):
@@ -108,6 +126,9 @@ class GitRunner:
     filter_drivers: tuple[str, ...] = ()
     credential_env: Mapping[str, str] = field(default_factory=dict, repr=False)  # secrets: never in a repr
     timeout: float = DEFAULT_TIMEOUT_SECONDS
+    # SHA-256 of the config listing the runner was built for; once set, every command that
+    # could start a filter driver runs only between two listings with exactly this digest.
+    config_listing_sha256: str | None = None
 
     def overrides(self) -> list[str]:
         helper = f"credential.https://github.com.helper=!{self.gh_path} auth git-credential"
@@ -155,6 +176,32 @@ class GitRunner:
         network: bool = False,
         index_file: str | None = None,
     ) -> tuple[int, bytes]:
+        guarded = self.config_listing_sha256 is not None and _subcommand(args) not in DRIVER_FREE_SUBCOMMANDS
+        if guarded:
+            self._require_unchanged_config("before")
+        result = self._run(args, stdin=stdin, ok_codes=ok_codes, network=network, index_file=index_file)
+        if guarded:
+            self._require_unchanged_config("after")
+        return result
+
+    def config_listing(self) -> bytes:
+        """``git config --list`` with scopes and origins: reads files, starts no repository program."""
+        return self._run(CONFIG_LISTING)[1]
+
+    def _require_unchanged_config(self, when: str) -> None:
+        if hashlib.sha256(self.config_listing()).hexdigest() != self.config_listing_sha256:
+            message = f"the repository config changed {when} a command that could start a filter driver"
+            raise GitObservationError("git-config-changed", message)
+
+    def _run(
+        self,
+        args: Sequence[str],
+        *,
+        stdin: bytes = b"",
+        ok_codes: Iterable[int] = (0,),
+        network: bool = False,
+        index_file: str | None = None,
+    ) -> tuple[int, bytes]:
         try:
             home_entries = os.listdir(self.home)
         except OSError:
@@ -179,7 +226,7 @@ class GitRunner:
             message = f"git {_describe(args)} ran longer than {self.timeout} s"
             raise GitObservationError("git-timeout", message) from None
         if process.returncode not in tuple(ok_codes):
-            detail = self._redact(stderr.decode("utf-8", "replace").strip())[:400]
+            detail = redact_credentials(self._redact(stderr.decode("utf-8", "replace").strip()))[:400]
             raise GitObservationError(
                 "git-command-failed", f"git {_describe(args)} exited {process.returncode}: {detail}"
             )
@@ -189,7 +236,33 @@ class GitRunner:
         for value in self.credential_env.values():
             if value:
                 text = text.replace(value, "<redacted>")
-        return _USERINFO.sub("://<redacted>@", text)
+        return text
+
+
+def _subcommand(args: Sequence[str]) -> str | None:
+    """The first word after leading ``-c key=value`` pairs; None (so guarded) for anything else."""
+    index = 0
+    while index + 1 < len(args) and args[index] == "-c":
+        index += 2
+    if index < len(args) and not args[index].startswith("-"):
+        return args[index]
+    return None
+
+
+# User info in a URL (``scheme://user:token@``) or in an scp-like or bare address (``user:token@host``).
+_USERINFO = re.compile(r"(://)?[^\s/@'\"]+@")
+_QUERY = re.compile(r"\?[^\s'\"]*")
+
+
+def redact_credentials(text: str) -> str:
+    """Text safe for a message: user info and query strings of any URL-like part replaced.
+
+    Used on everything that may quote configuration or a URL (a CI checkout often
+    carries ``https://x-access-token:<token>@github.com/``); it over-redacts rather
+    than risk a token, so an e-mail address loses its local part too.
+    """
+    text = _USERINFO.sub(lambda m: f"{m.group(1) or ''}<redacted>@", text)
+    return _QUERY.sub("?<redacted>", text)
 
 
 def _describe(args: Sequence[str]) -> str:
@@ -221,7 +294,10 @@ def protections(argv_prefix: Sequence[str], diff_options: Sequence[str], environ
         "protect_ntfs_enabled": is_set("core.protectNTFS", "true"),
         "protocol_restricted": environment.get("GIT_ALLOW_PROTOCOL") == "https"
         and environment.get("GIT_PROTOCOL_FROM_USER") == "0",
-        "signing_disabled": all(is_set(f"{s}.gpgSign", "false") for s in ("commit", "tag", "push")),
+        # No signing, no signature display, and every signing program pinned to what exec refuses.
+        "signing_disabled": all(is_set(f"{s}.gpgSign", "false") for s in ("commit", "tag", "push"))
+        and is_set("log.showSignature", "false")
+        and all(is_set(key, DISABLED_PROGRAM) for key in SIGNATURE_PROGRAMS),
         "textconv_disabled": "--no-textconv" in diff_options,
     }
 
