@@ -1,4 +1,4 @@
-"""references/errors.md lists every error code the evaluator can emit, and nothing else.
+"""references/errors.md lists every error code the evaluator and the git observer can emit, and nothing else.
 
 Codes are collected from the source, not from a list someone keeps: every
 code literal given to Violation, PydanticCustomError, the parser's _Reject or
@@ -17,6 +17,8 @@ from tests.helpers import FIXTURES, ROOT, load
 
 CATALOGUE = ROOT / "references" / "errors.md"
 SOURCES = sorted((ROOT / "evaluator").rglob("*.py"))
+# Git observation codes reach users through the collector; they are catalogued too (section 9).
+GIT_SOURCES = sorted((ROOT / "observe" / "git").rglob("*.py"))
 
 _CODE = r"([a-z0-9]+(?:-[a-z0-9]+)+)"
 EMITTING_CALL = re.compile(r"\b(?:Violation|PydanticCustomError|_Reject|_format)\(\s*\"" + _CODE + '"')
@@ -26,13 +28,17 @@ CODE_CELL = re.compile(r"^\|\s*`" + _CODE + r"`\s*\|", re.MULTILINE)
 FIXED = {"wrong-type", "internal-error", "usage-error"}
 
 
+GIT_ERROR = re.compile(r"\bGitObservationError\(\s*\"" + _CODE + '"')
+
+
 def source_text() -> str:
-    return "\n".join(path.read_text(encoding="utf-8") for path in SOURCES)
+    return "\n".join(path.read_text(encoding="utf-8") for path in SOURCES + GIT_SOURCES)
 
 
 def emitted_codes() -> set[str]:
     text = source_text()
-    return set(EMITTING_CALL.findall(text)) | set(BEFORE_POINTER.findall(text)) | set(_TYPE_ERRORS.values()) | FIXED
+    found = set(EMITTING_CALL.findall(text)) | set(BEFORE_POINTER.findall(text)) | set(GIT_ERROR.findall(text))
+    return found | set(_TYPE_ERRORS.values()) | FIXED
 
 
 def fixture_codes() -> dict[str, set[str]]:
@@ -51,6 +57,7 @@ def documented_codes() -> set[str]:
 def test_the_collector_finds_codes_of_every_kind():
     codes = emitted_codes()
     assert {"json-duplicate-key", "invalid-sha", "missing-key", "operations-mismatch", "review-template-marker-missing", "risk-guarantees-incomplete"} <= codes
+    assert {"git-command-failed", "git-path-hard-linked", "git-repository-not-owned"} <= codes
 
 
 def test_every_emitted_code_is_catalogued():

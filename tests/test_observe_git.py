@@ -66,6 +66,11 @@ def gh(tmp_path: Path) -> tuple[Path, Path]:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path)
+
+
+def make_repo(tmp_path: Path) -> Path:
+    """A one-commit checkout with origin at the canonical URL and origin/main at HEAD."""
     root = tmp_path / "demo"
     root.mkdir()
     plain_git(root, "init", "-q", "-b", "main")

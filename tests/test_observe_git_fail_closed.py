@@ -17,9 +17,19 @@ import pytest
 
 from observe import cli
 from observe.git.observer import GitObservationError, GitObserver, path_records, recheck_path_records
-from tests.test_observe_git import URL, gh, plain_git, repo, trap  # noqa: F401  (gh and repo are fixtures)
+from tests.test_observe_git import URL, make_repo, plain_git, trap
 
 TOKEN = "ghs_S3cretT0kenValue"
+
+
+@pytest.fixture
+def gh(tmp_path: Path) -> tuple[Path, Path]:
+    return trap(tmp_path, "gh")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path)
 
 
 def observer(repo: Path, gh) -> GitObserver:
@@ -267,7 +277,8 @@ def test_log_never_runs_a_signature_program(repo, gh, tmp_path, signature, setti
 
 def test_a_repository_owned_by_another_user_is_refused(repo, gh):
     os.chown(repo, 4242, 4242)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(repo.parent), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(repo.parent), "GIT_CONFIG_NOSYSTEM": "1"}
+    env["GIT_CONFIG_GLOBAL"] = "/dev/null"
     implicit = subprocess.run(["git", "-C", str(repo), "status"], env=env, capture_output=True, text=True)
     assert implicit.returncode != 0 and "dubious ownership" in implicit.stderr, "sanity: git refuses it itself"
     explicit = subprocess.run(

@@ -13,10 +13,10 @@ observer (observe/git/observer.py) runs the command and feeds them.
 from __future__ import annotations
 
 import re
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 from evaluator.canonical import text_digest
-
 from observe.git.runner import GitObservationError, _utf8, redact_credentials
 
 _OWNER = r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}"

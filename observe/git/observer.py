@@ -21,12 +21,11 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Iterable, Mapping, Sequence
 
 from evaluator import policy
 from evaluator.canonical import digest, text_digest
-
 from observe.git.config import (
     ConfigEntry,
     canonical_github_url,
@@ -48,13 +47,13 @@ from observe.git.paths import (
     resolve_git_dirs,
 )
 from observe.git.runner import (
+    _DRIVER_COMMANDS,
     CREDENTIAL_VARIABLES,
     DEFAULT_TIMEOUT_SECONDS,
     DIFF_OPTIONS,
     FIXED_PATH,
     PROFILE,
     STATUS_OPTIONS,
-    _DRIVER_COMMANDS,
     GitObservationError,
     GitRunner,
     _utf8,
@@ -139,7 +138,7 @@ class GitObserver:
     def close(self) -> None:
         shutil.rmtree(self._home, ignore_errors=True)
 
-    def __enter__(self) -> "GitObserver":
+    def __enter__(self) -> GitObserver:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -340,8 +339,8 @@ class GitObserver:
                 records.append({"mode": mode, "object": object_id, "path": path, "source": "index", "stage": stage})
         # Every directory git consults for a listed path, ignored .gitattributes included.
         directories = {""}
-        for path in self._listed_paths():
-            parts = _utf8(path, "path").rstrip("/").split("/")
+        for listed in self._listed_paths():
+            parts = _utf8(listed, "path").rstrip("/").split("/")
             directories.update("/".join(parts[:depth]) for depth in range(1, len(parts)))
         for directory in sorted(directories):
             relative = f"{directory}/.gitattributes" if directory else ".gitattributes"

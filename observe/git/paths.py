@@ -16,12 +16,10 @@ import errno
 import hashlib
 import os
 import stat
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from evaluator.canonical import digest
-
 from observe.git.runner import GitObservationError, _file_sha256, _utf8
-
 
 # --- filesystem observations (no git) -------------------------------------
 

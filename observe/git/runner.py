@@ -19,8 +19,8 @@ import os
 import re
 import signal
 import subprocess
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
 
 from evaluator import policy
 
