@@ -57,8 +57,10 @@ def shared_client(server, tmp_path_factory):
 
     Its ETag cache carries over between tests, as it does between wakeups;
     that is sound because the fake's ETags are digests of the exact body.
+    Its clock is the simulation's, which also stamps the rate-limit reset.
     """
-    client = GitHubClient(REPOSITORY, host=server.url, token=TOKEN, cache_dir=tmp_path_factory.mktemp("cache"), timeout=3.0, environ={}, sleep=_SLEEPS.append)
+    client = GitHubClient(REPOSITORY, host=server.url, token=TOKEN, cache_dir=tmp_path_factory.mktemp("cache"), timeout=3.0, environ={}, sleep=_SLEEPS.append,
+                          clock=lambda: server.world.clock.epoch_seconds())
     yield client
     client.close()
 
@@ -85,6 +87,7 @@ def make_client(fake, tmp_path, sleeps):
         options.setdefault("timeout", 3.0)
         options.setdefault("environ", {})
         options.setdefault("sleep", sleeps.append)
+        options.setdefault("clock", lambda: fake.world.clock.epoch_seconds())
         client = GitHubClient(REPOSITORY, host=fake.url, **options)
         clients.append(client)
         return client

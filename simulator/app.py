@@ -1,0 +1,275 @@
+"""The simulated GitHub API as a WSGI application, and a loopback server for it.
+
+``GitHubApp(world)`` serves REST (simulator/rest.py) and ``POST /graphql``
+(simulator/graphql_api.py) at the root path, so ``http://127.0.0.1:PORT`` is
+an API base URL; an HTTPS front can mount the same app for api.github.com.
+Around every route it behaves like GitHub where clients depend on it:
+
+- ``Authorization: token <t>`` or ``Bearer <t>`` must name a known token, else 401;
+- lists page with ``per_page`` (default 30, max 100) and ``page``, answer
+  ``[]`` past the end, and link pages with ``Link: rel="next"/"last"/...``;
+- every GET answer carries a weak ETag over its body; a matching
+  ``If-None-Match`` gets a bodiless 304 that costs no rate-limit point;
+- each token has a primary window per resource (``core`` for REST, ``graphql``)
+  of 5000 points an hour of simulated time; every answer but a 304 costs one
+  point, an exhausted window answers 403 with ``x-ratelimit-remaining: 0``;
+- queued faults (``World.fail/stall/truncate/corrupt/graphql_errors`` and the
+  hostile ``drip/gzip_bomb/echo/after``) are consumed in order by the first
+  request they match; a stalled or dripping answer ends when its World is
+  retired (``World.close``) and then leaves no trace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import threading
+from typing import Any
+from urllib.parse import urlencode
+
+from werkzeug.serving import make_server
+from werkzeug.wrappers import Request, Response
+
+from simulator import graphql_api
+from simulator.rest import Rest
+from simulator.world import ApiError, World
+
+logging.getLogger("werkzeug").setLevel(logging.ERROR)  # keep test output to test results
+
+DOCUMENTATION = "https://docs.github.com/rest"
+# Object pages whose list is paged inside the object (with total_count beside it).
+PAGED_KEYS = {"GET /repos/{owner}/{repo}/commits/{ref}/check-runs": "check_runs",
+              "GET /repos/{owner}/{repo}/commits/{ref}/status": "statuses"}
+
+
+class GitHubApp:
+    """WSGI callable over one World."""
+
+    def __init__(self, world: World):
+        self.world = world
+        self.rest = Rest(world)
+        self._idle = threading.Condition()
+        self._in_flight = 0
+
+    def use(self, world: World) -> None:
+        """Serve another World from now on (a test's fresh scenario on the same port)."""
+        self.world = world
+        self.rest = Rest(world)
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        return self.handle(Request(environ))(environ, start_response)
+
+    # -- one request ----------------------------------------------------
+
+    def handle(self, request: Request) -> Response:
+        with self._idle:
+            self._in_flight += 1
+        try:
+            return self._handle(request)
+        finally:
+            with self._idle:
+                self._in_flight -= 1
+                self._idle.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no request is being answered (a stalled one included)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+
+    def _handle(self, request: Request) -> Response:
+        world = self.world  # a retired World keeps its late answers to itself
+        target = request.path + (f"?{request.query_string.decode()}" if request.query_string else "")
+        fault = world.take_fault(request.method, target)
+        if fault is not None and fault.kind == "stall":
+            world.released.wait(fault.seconds)  # a real client timeout needs real time; the answer is normal afterwards
+            fault = None
+        if world.released.is_set():
+            return Response(status=503)  # the scenario ended meanwhile: leave no trace
+        with world.lock:
+            response = self._respond(world, request, fault)
+            world.log.append((request.method, target, response.status_code))
+        if fault is not None and fault.kind == "after" and fault.action is not None:
+            fault.action()  # e.g. a comment deleted between this page and the next
+        return response
+
+    def _respond(self, world: World, request: Request, fault: Any) -> Response:
+        token = self._token(request)
+        user = world.token_user(token)
+        if user is None:
+            return self._error(401, "Bad credentials", {})
+        authorization = request.headers.get("Authorization") or ""
+        if fault is not None and fault.kind == "status":
+            body = fault.body
+            if fault.echo_authorization:  # a hostile server: clients must not repeat what it says
+                body = json.dumps({"message": f"echo {authorization}"}).encode()
+            headers = {**self._rate_headers(token, "graphql" if request.path == "/graphql" else "core"), **fault.headers}
+            return Response(body, status=fault.status, headers=headers, content_type="application/json")
+        if fault is not None and fault.kind == "graphql-errors":
+            payload = {"data": None, "errors": [{"type": "INTERNAL", "message": "Something went wrong while executing your query."}]}
+            return Response(json.dumps(payload), status=200, content_type="application/json")
+        if fault is not None and fault.kind == "gzip-bomb":
+            return Response(fault.body, status=200, headers={"Content-Encoding": "gzip"}, content_type="application/json")
+        response = self._answer(request, token, user)
+        if fault is None:
+            return response
+        if fault.kind == "truncate":
+            data = response.get_data()
+            response = Response(data[: len(data) // 2], status=200, headers=dict(response.headers))
+            response.headers.pop("Content-Length", None)
+        elif fault.kind == "corrupt":
+            response = Response(fault.body, status=200, content_type="application/json")
+        elif fault.kind == "echo":
+            # A hostile server or proxy: the Authorization header comes back inside the answer.
+            payload = json.loads(response.get_data())
+            fault.edit(payload, authorization)
+            headers = {key: value.replace("{authorization}", authorization) for key, value in fault.headers.items()}
+            response = Response(json.dumps(payload), status=response.status_code, headers={**dict(response.headers), **headers})
+            response.headers.pop("Content-Length", None)
+        elif fault.kind == "drip":
+            response = self._drip(response, fault.seconds, world.released)
+        return response
+
+    @staticmethod
+    def _drip(response: Response, seconds: float, released: threading.Event) -> Response:
+        """The same answer, one byte every ``seconds``; retiring the World cuts it short."""
+        body = response.get_data()
+
+        def trickle():
+            for index in range(len(body)):
+                if released.wait(seconds):
+                    return
+                yield body[index : index + 1]
+
+        headers = {key: value for key, value in response.headers.items() if key.lower() != "content-length"}
+        return Response(trickle(), status=response.status_code, headers=headers, direct_passthrough=True)
+
+    @staticmethod
+    def _token(request: Request) -> str | None:
+        header = request.headers.get("Authorization", "")
+        scheme, _, value = header.partition(" ")
+        return value if scheme.lower() in ("token", "bearer") and value else None
+
+    def _answer(self, request: Request, token: str, user: dict[str, Any]) -> Response:
+        resource = "graphql" if request.path == "/graphql" else "core"
+        window = self.world.rate_window(token, resource)
+        if window.used >= window.limit:
+            message = f"API rate limit exceeded for user ID {user['id']}."
+            return self._error(403, message, self._rate_headers(token, resource))
+        if request.path == "/graphql":
+            if request.method != "POST":
+                return self._error(404, "Not Found", self._rate_headers(token, resource))
+            window.used += 1
+            payload = graphql_api.execute(self.world, request.get_json(silent=True), user, window)
+            return self._json(payload, 200, self._rate_headers(token, resource))
+        try:
+            return self._rest(request, token, user)
+        except ApiError as error:
+            window.used += 1
+            return self._error(error.status, error.message, self._rate_headers(token, resource))
+
+    def _rest(self, request: Request, token: str, user: dict[str, Any]) -> Response:
+        matched = self.rest.match(request.method, request.path)
+        if matched is None:
+            raise ApiError(404, "Not Found")
+        operation, handler, parameters = matched
+        body: Any = None
+        if request.method in ("POST", "PATCH", "PUT"):
+            raw = request.get_data()
+            try:
+                body = json.loads(raw) if raw else {}
+            except ValueError:
+                raise ApiError(400, "Problems parsing JSON") from None
+        view = {"args": request.args, "json": body, "user": user, "token": token}
+        status, payload = handler(view, **parameters)
+        headers: dict[str, str] = {}
+        if request.method == "GET" and status == 200:
+            payload, link = self._page(request, operation, payload)
+            if link:
+                headers["Link"] = link
+        window = self.world.rate_window(token, "core")
+        if request.method == "GET" and status == 200:
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            etag = 'W/"' + hashlib.sha256(data).hexdigest()[:40] + '"'
+            if request.headers.get("If-None-Match") == etag:
+                return Response(status=304, headers={**self._rate_headers(token, "core"), **headers, "ETag": etag})
+            window.used += 1
+            return Response(data, status=200, headers={**self._rate_headers(token, "core"), **headers, "ETag": etag},
+                            content_type="application/json; charset=utf-8")
+        window.used += 1
+        if payload is None:
+            return Response(status=status, headers=self._rate_headers(token, "core"))
+        return self._json(payload, status, {**self._rate_headers(token, "core"), **headers})
+
+    # -- paging ----------------------------------------------------------
+
+    def _page(self, request: Request, operation: str, payload: Any) -> tuple[Any, str | None]:
+        items_key = PAGED_KEYS.get(operation)
+        if items_key is None and not isinstance(payload, list):
+            return payload, None
+        items = payload if items_key is None else payload[items_key]
+        per_page = self._positive(request.args.get("per_page"), 30, 100)
+        page = self._positive(request.args.get("page"), 1, None)
+        last = max(1, math.ceil(len(items) / per_page))
+        base = (self.world.link_host or request.host_url.rstrip("/")) + request.path
+
+        def page_url(number: int) -> str:
+            return base + "?" + urlencode({**request.args.to_dict(), "page": number})
+
+        links = []
+        if page < last:
+            links += [f'<{page_url(page + 1)}>; rel="next"', f'<{page_url(last)}>; rel="last"']
+        if page > 1:
+            links += [f'<{page_url(1)}>; rel="first"', f'<{page_url(page - 1)}>; rel="prev"']
+        chunk = items[(page - 1) * per_page : page * per_page]
+        if items_key is not None:
+            payload = {**payload, items_key: chunk}
+            if items_key == "check_runs" and self.world.check_runs_total_override is not None:
+                payload["total_count"] = self.world.check_runs_total_override
+            return payload, ", ".join(links) or None
+        return chunk, ", ".join(links) or None
+
+    @staticmethod
+    def _positive(value: str | None, default: int, cap: int | None) -> int:
+        number = int(value) if value and value.isdigit() and int(value) > 0 else default
+        return min(number, cap) if cap else number
+
+    # -- answers ----------------------------------------------------------
+
+    def _rate_headers(self, token: str | None, resource: str) -> dict[str, str]:
+        if token is None or token not in self.world.tokens:
+            return {}
+        window = self.world.rate_window(token, resource)
+        return {"X-RateLimit-Limit": str(window.limit), "X-RateLimit-Remaining": str(max(0, window.limit - window.used)),
+                "X-RateLimit-Used": str(window.used), "X-RateLimit-Reset": str(window.reset), "X-RateLimit-Resource": resource}
+
+    @staticmethod
+    def _json(payload: Any, status: int, headers: dict[str, str]) -> Response:
+        return Response(json.dumps(payload, ensure_ascii=False), status=status, headers=headers,
+                        content_type="application/json; charset=utf-8")
+
+    def _error(self, status: int, message: str, headers: dict[str, str]) -> Response:
+        return self._json({"message": message, "documentation_url": DOCUMENTATION, "status": str(status)}, status, headers)
+
+
+class Server:
+    """``GitHubApp`` on 127.0.0.1 in a background thread (``url`` is the API base)."""
+
+    def __init__(self, world: World, host: str = "127.0.0.1", port: int = 0):
+        self.app = GitHubApp(world)
+        self._server = make_server(host, port, self.app, threaded=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="github-simulator", daemon=True)
+
+    def start(self) -> Server:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_port}"

@@ -1,0 +1,209 @@
+"""GitHub's GraphQL endpoint over a World, executed by graphql-core.
+
+The executable schema is simulator/contract/github.graphql, the subset of
+GitHub's published schema that the project's documents use; a document that
+selects anything else fails validation here as it would have to be added to
+the contract first. Resolvers read and write the World; everything else
+(aliases, fragments, ``__typename``) is graphql-core's.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import graphql
+from graphql import GraphQLError, GraphQLSchema
+
+from simulator.world import ApiError, Repository, World
+
+SCHEMA_FILE = Path(__file__).resolve().parent / "contract" / "github.graphql"
+PAGE_LIMIT = 100
+
+
+class NotFound(GraphQLError):
+    """A GitHub ``NOT_FOUND`` error (its ``type`` is carried into the answer)."""
+
+    github_type = "NOT_FOUND"
+
+
+def cursor(offset: int) -> str:
+    return base64.b64encode(f"cursor:v2:{offset}".encode()).decode()
+
+
+def offset(value: str | None) -> int:
+    if not value:
+        return 0
+    try:
+        return int(base64.b64decode(value).decode().rsplit(":", 1)[1])
+    except (ValueError, IndexError, binascii.Error, UnicodeDecodeError) as error:
+        raise GraphQLError(f"`{value}` does not appear to be a valid cursor.") from error
+
+
+def page_size(first: int | None, last: int | None) -> int:
+    if first is None:
+        raise GraphQLError("You must provide a `first` or `last` value to properly paginate this connection.")
+    if not 0 <= first <= PAGE_LIMIT:
+        raise GraphQLError(f"Requesting {first} records on this connection exceeds the `first` limit of {PAGE_LIMIT} records.")
+    return first
+
+
+def connection(items: list[Any], first: int | None, after: str | None, last: int | None = None, *,
+               drop_cursor: bool = False) -> dict[str, Any]:
+    size, start = page_size(first, last), offset(after)
+    page = items[start : start + size]
+    end = None if drop_cursor or not page else cursor(start + len(page))
+    return {"totalCount": len(items), "pageInfo": {"hasNextPage": start + size < len(items), "endCursor": end}, "nodes": page}
+
+
+def actor(user: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A REST account as a GraphQL Actor: a Bot's login loses its ``[bot]`` suffix."""
+    if user is None:
+        return None
+    is_bot = user.get("type") == "Bot"
+    login = user["login"].removesuffix("[bot]") if is_bot else user["login"]
+    path = f"/apps/{login}" if is_bot else f"/{login}"
+    return {"__typename": "Bot" if is_bot else "User", "login": login, "databaseId": user["id"], "id": user.get("node_id", ""),
+            "avatarUrl": user.get("avatar_url", ""), "resourcePath": path, "url": f"https://github.com{path}"}
+
+
+def review_comment(entry: dict[str, Any]) -> dict[str, Any]:
+    """A thread entry (REST-backed, or a GraphQL-only record) as a PullRequestReviewComment."""
+    rest = entry.get("rest")
+    if rest is not None:
+        edited = rest["updated_at"] if rest["updated_at"] != rest["created_at"] else None
+        return {"__typename": "PullRequestReviewComment", "id": rest["node_id"], "databaseId": rest["id"], "body": rest["body"],
+                "createdAt": rest["created_at"], "lastEditedAt": edited, "author": actor(rest["user"])}
+    return {"__typename": "PullRequestReviewComment", "id": entry["id"], "databaseId": entry.get("databaseId"), "body": entry["body"],
+            "createdAt": entry["createdAt"], "lastEditedAt": entry.get("lastEditedAt"), "author": actor(entry.get("user"))}
+
+
+def thread_node(thread: dict[str, Any]) -> dict[str, Any]:
+    return {**thread, "__typename": "PullRequestReviewThread"}
+
+
+def pull_node(world: World, repository: Repository, pull: dict[str, Any]) -> dict[str, Any]:
+    world.refresh_pull(repository, pull)
+    state = "MERGED" if pull["merged"] else pull["state"].upper()
+    return {"__typename": "PullRequest", "id": pull["node_id"], "number": pull["number"], "isDraft": bool(pull["draft"]),
+            "state": state, "headRefOid": pull["head"]["sha"], "headRefName": pull["head"]["ref"], "baseRefName": pull["base"]["ref"],
+            "_repository": repository, "_number": pull["number"]}
+
+
+@lru_cache(maxsize=1)
+def executable_schema() -> GraphQLSchema:
+    schema = graphql.build_schema(SCHEMA_FILE.read_text(encoding="utf-8"))
+
+    def resolver(type_name: str, field_name: str):
+        def attach(function):
+            schema.get_type(type_name).fields[field_name].resolve = function  # type: ignore[union-attr]
+            return function
+        return attach
+
+    for interface in ("Node", "Actor"):
+        schema.get_type(interface).resolve_type = lambda value, *_: value["__typename"]  # type: ignore[union-attr]
+
+    @resolver("Query", "rateLimit")
+    def rate_limit(_: Any, info: Any, dryRun: bool = False) -> dict[str, int]:  # noqa: N803 (GraphQL's name)
+        window = info.context["rate"]
+        return {"cost": 1, "remaining": window.limit - window.used}
+
+    @resolver("Query", "repository")
+    def repository(_: Any, info: Any, owner: str, name: str, followRenames: bool = True) -> dict[str, Any]:  # noqa: N803
+        try:
+            found = info.context["world"].repository(owner, name)
+        except ApiError:
+            raise NotFound(f"Could not resolve to a Repository with the name '{owner}/{name}'.") from None
+        return {"__typename": "Repository", "id": f"R_sim{found.id}", "_repository": found}
+
+    @resolver("Repository", "pullRequest")
+    def pull_request(source: dict[str, Any], info: Any, number: int) -> dict[str, Any]:
+        found: Repository = source["_repository"]
+        pull = found.pulls.get(number)
+        if pull is None:
+            raise NotFound(f"Could not resolve to a PullRequest with the number of {number}.")
+        return pull_node(info.context["world"], found, pull)
+
+    @resolver("PullRequest", "reviewThreads")
+    def review_threads(source: dict[str, Any], info: Any, first: int | None = None, after: str | None = None,
+                       last: int | None = None, before: str | None = None) -> dict[str, Any]:
+        world: World = info.context["world"]
+        threads = [thread_node(t) for t in source["_repository"].threads.get(source["_number"], [])]
+        return connection(threads, first, after, last, drop_cursor=world.thread_page_drops_cursor)
+
+    @resolver("PullRequestReviewThread", "comments")
+    def thread_comments(source: dict[str, Any], info: Any, first: int | None = None, after: str | None = None,
+                        last: int | None = None, before: str | None = None, skip: int | None = None) -> dict[str, Any]:
+        return connection([review_comment(entry) for entry in source["comments"]], first, after, last)
+
+    @resolver("Query", "node")
+    def node(_: Any, info: Any, id: str) -> dict[str, Any]:  # noqa: A002 (GraphQL's name)
+        found = find_node(info.context["world"], id)
+        if found is None:
+            raise NotFound(f"Could not resolve to a node with the global id of '{id}'")
+        return found
+
+    @resolver("Mutation", "resolveReviewThread")
+    def resolve_thread(_: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
+        return {"thread": thread_node(set_resolved(info, input["threadId"], True))}
+
+    @resolver("Mutation", "unresolveReviewThread")
+    def unresolve_thread(_: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
+        return {"thread": thread_node(set_resolved(info, input["threadId"], False))}
+
+    @resolver("Mutation", "markPullRequestReadyForReview")
+    def mark_ready(_: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
+        world: World = info.context["world"]
+        found = find_node(world, input["pullRequestId"])
+        if found is None or found["__typename"] != "PullRequest":
+            raise NotFound(f"Could not resolve to a node with the global id of '{input['pullRequestId']}'")
+        repository_found: Repository = found["_repository"]
+        pull = world.mark_ready_for_review(repository_found.owner, repository_found.name, found["number"])
+        return {"pullRequest": pull_node(world, repository_found, pull)}
+
+    return schema
+
+
+def set_resolved(info: Any, thread_id: str, resolved: bool) -> dict[str, Any]:
+    try:
+        return info.context["world"].resolve_thread(thread_id, info.context["user"], resolved)
+    except ApiError as error:
+        raise NotFound(error.message) from None
+
+
+def find_node(world: World, node_id: str) -> dict[str, Any] | None:
+    found = world.find_thread(node_id)
+    if found is not None:
+        return thread_node(found[2])
+    for repository in world.repositories.values():
+        for pull in repository.pulls.values():
+            if pull["node_id"] == node_id:
+                return pull_node(world, repository, pull)
+    return None
+
+
+def execute(world: World, payload: Any, user: dict[str, Any], rate: Any) -> dict[str, Any]:
+    """One GraphQL POST body -> GitHub's answer object (``data`` and/or ``errors``)."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
+        return {"errors": [{"message": "A query attribute must be specified and must be a string."}]}
+    variables = payload.get("variables") or {}
+    if not isinstance(variables, dict):
+        return {"errors": [{"message": "Variables are invalid JSON."}]}
+    result = graphql.graphql_sync(executable_schema(), payload["query"], variable_values=variables,
+                                  operation_name=payload.get("operationName"), context_value={"world": world, "user": user, "rate": rate})
+    answer: dict[str, Any] = {}
+    if result.errors:
+        errors = []
+        for error in result.errors:
+            formatted = dict(error.formatted)
+            github_type = getattr(error.original_error, "github_type", None) or getattr(error, "github_type", None)
+            if github_type:
+                formatted["type"] = github_type
+            errors.append(formatted)
+        answer["errors"] = errors
+    if result.data is not None or not result.errors or any("path" in e for e in answer.get("errors", [])):
+        answer = {"data": result.data, **answer}
+    return answer
