@@ -13,14 +13,14 @@ import heapq
 import itertools
 import threading
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-DEFAULT_EPOCH = datetime(2026, 10, 1, 10, 0, 0, tzinfo=timezone.utc)
+DEFAULT_EPOCH = datetime(2026, 10, 1, 10, 0, 0, tzinfo=UTC)
 
 
 def iso(moment: datetime) -> str:
     """GitHub's timestamp form: UTC, whole seconds, ``Z``."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class SimClock:
@@ -29,7 +29,7 @@ class SimClock:
     def __init__(self, start: datetime = DEFAULT_EPOCH):
         if start.tzinfo is None:
             raise ValueError("the clock needs an aware datetime")
-        self._now = start.astimezone(timezone.utc)
+        self._now = start.astimezone(UTC)
         self._lock = threading.RLock()
         self._queue: list[tuple[datetime, int, Callable[[datetime], None]]] = []
         self._order = itertools.count()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable
+from datetime import UTC
 from typing import Any
 
 from simulator.world import API, WEB, ApiError, Repository, World, fixture
@@ -334,9 +335,9 @@ class Rest:
                 elif key == "parent":
                     parents.append(value)
                 elif key == "committer":
-                    from datetime import datetime, timezone
+                    from datetime import datetime
 
-                    when = datetime.fromtimestamp(int(value.rsplit(" ", 2)[1]), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+                    when = datetime.fromtimestamp(int(value.rsplit(" ", 2)[1]), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         person = {"name": "Simulated Author", "email": "author@example.invalid", "date": when}
         return {
             "url": f"{api}/commits/{sha}", "sha": sha, "node_id": f"C_sim{sha[:12]}", "html_url": f"{html}/commit/{sha}",

@@ -610,7 +610,7 @@ class World:
     def set_protection(self, owner: str, name: str, branch: str, rules: dict[str, Any] | int) -> None:
         """Branch protection rules (the GET .../protection shape), or 404 (unprotected) / 403 (unreadable)."""
         repository = self.repository(owner, name)
-        repository.protection[branch] = rules if isinstance(rules, int) else copy.deepcopy(rules)
+        repository.protection[branch] = rules if isinstance(rules, int) else conform_protection(rules)
 
     # -- faults -------------------------------------------------------------
 
@@ -670,6 +670,33 @@ class World:
 
     def requests_to(self, pattern: str) -> list[tuple[str, str, int]]:
         return [entry for entry in self.log if re.search(pattern, entry[1])]
+
+
+def conform_protection(rules: dict[str, Any]) -> dict[str, Any]:
+    """Branch protection as GitHub answers it today, from rules in the older documented example shape.
+
+    The published example predates three required parts of the published
+    schema: ``required_status_checks.checks`` (GitHub lists each context there
+    too), a team's ``type``, and an app owner in the full simple-user shape.
+    """
+    rules = copy.deepcopy(rules)
+    checks = rules.get("required_status_checks")
+    if isinstance(checks, dict) and "checks" not in checks:
+        checks["checks"] = [{"context": context, "app_id": None} for context in checks.get("contexts", [])]
+    user_template = fixture("rest/simple-user.json")
+    for holder_name in ("restrictions", "dismissal_restrictions", "bypass_pull_request_allowances"):
+        for holder in (rules.get(holder_name), (rules.get("required_pull_request_reviews") or {}).get(holder_name)):
+            if not isinstance(holder, dict):
+                continue
+            for team in holder.get("teams") or []:
+                team.setdefault("type", "organization")
+            for app in holder.get("apps") or []:
+                owner = app.get("owner")
+                if isinstance(owner, dict):
+                    login = owner.get("login", "")
+                    for key, value in user_template.items():
+                        owner.setdefault(key, value.replace("octocat", login) if isinstance(value, str) else value)
+    return rules
 
 
 def sha_for(label: str) -> str:

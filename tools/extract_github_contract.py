@@ -42,8 +42,20 @@ sys.path.insert(0, str(ROOT))
 
 import graphql  # noqa: E402
 from graphql import (  # noqa: E402
-    GraphQLEnumType, GraphQLInputObjectType, GraphQLInterfaceType, GraphQLNamedType, GraphQLObjectType, GraphQLScalarType,
-    GraphQLSchema, GraphQLUnionType, TypeInfo, TypeInfoVisitor, Visitor, get_named_type, parse, visit,
+    GraphQLEnumType,
+    GraphQLInputObjectType,
+    GraphQLInterfaceType,
+    GraphQLNamedType,
+    GraphQLObjectType,
+    GraphQLScalarType,
+    GraphQLSchema,
+    GraphQLUnionType,
+    TypeInfo,
+    TypeInfoVisitor,
+    Visitor,
+    get_named_type,
+    parse,
+    visit,
 )
 
 OPENAPI_PACKAGE = "@octokit/openapi@23.0.2"
