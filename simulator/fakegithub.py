@@ -276,7 +276,8 @@ class FakeGitHub:
 
     def add_open_pull(self, number: int, head_branch: str, head_sha: str, head_repository: str | None = REPOSITORY) -> dict[str, Any]:
         self.repository.bare.pin_ref(head_branch, head_sha)
-        pull = self.world.open_pull_request(OWNER, REPO, head=head_branch, base="main", number=number, title="Another change")
+        pull = self.world.open_pull_request(OWNER, REPO, head=head_branch, base="main", number=number, title="Another change",
+                                           unique=False)
         if head_repository is None:
             pull["head"]["repo"] = None
         elif head_repository != REPOSITORY:

@@ -253,15 +253,19 @@ class World:
 
     def open_pull_request(self, owner: str, name: str, *, head: str, base: str | None = None, title: str = "Change",
                           body: str | None = None, draft: bool = False, author: str | None = None,
-                          number: int | None = None) -> dict[str, Any]:
-        """Open a pull request from branch ``head`` (same repository) into ``base``; emits ``pull_request.opened``."""
+                          number: int | None = None, unique: bool = True) -> dict[str, Any]:
+        """Open a pull request from branch ``head`` (same repository) into ``base``; emits ``pull_request.opened``.
+
+        ``unique=False`` allows a second open pull request for the same head and
+        base, which GitHub refuses: a state only recorded history can hold.
+        """
         repository = self.repository(owner, name)
         with self.lock:
             base = base or repository.default_branch
             head_sha, base_sha = repository.tip(head), repository.tip(base)
             if head_sha is None or base_sha is None:
                 raise ApiError(422, "Validation Failed")
-            if any(p["state"] == "open" and p["head"]["ref"] == head and p["base"]["ref"] == base for p in repository.pulls.values()):
+            if unique and any(p["state"] == "open" and p["head"]["ref"] == head and p["base"]["ref"] == base for p in repository.pulls.values()):
                 raise ApiError(422, f"A pull request already exists for {owner}:{head}.")
             if number is None:
                 number = repository.next_number
