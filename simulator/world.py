@@ -320,9 +320,22 @@ class World:
                 pull["head"]["sha"] = tip
                 pull["statuses_url"] = f"{API}/repos/{repository.full_name}/statuses/{tip}"
                 pull["_links"]["statuses"] = {"href": pull["statuses_url"]}
+                self.emit("pull_request.synchronize", repository=repository, number=pull["number"], pull=pull)
         base_tip = repository.tip(pull["base"]["ref"])
         if base_tip is not None:
             pull["base"]["sha"] = base_tip
+
+    def notice_push(self, owner: str, name: str) -> None:
+        """Bring every open pull request of a repository up to its branch tips (call after a git push)."""
+        repository = self.repository(owner, name)
+        with self.lock:
+            for pull in list(repository.pulls.values()):
+                self.refresh_pull(repository, pull)
+
+    def git_repository_path(self, owner: str, name: str) -> Path | None:
+        """``bare_repository`` for git smart-HTTP resolvers: None for an unknown repository."""
+        found = self.repositories.get(f"{owner}/{name}".lower())
+        return None if found is None else found.bare.path
 
     def _touch_pull(self, pull: dict[str, Any]) -> None:
         pull["updated_at"] = self.clock.iso()

@@ -26,6 +26,8 @@ ALLOWED = {
     "observe": ("evaluator", "observe"),
     "simulator": (),
     "tools": ("evaluator", "tools"),
+    # Extracts GitHub's contract for what the simulator serves and the observer sends.
+    "tools.extract_github_contract": ("tools", "simulator", "observe"),
     "bench": ("evaluator", "observe", "simulator", "tools"),
     "scripts": ("evaluator", "observe"),
 }

@@ -1,0 +1,161 @@
+"""A scripted Codex reviewer on the simulated GitHub.
+
+It behaves as Codex code review does on GitHub (see references/ and
+fixtures/github/codex for the recorded texts): an issue comment whose line
+reads ``@codex review`` on a pull request is a request; Codex reacts with 👀 on
+it, and after a delay in simulated time answers for the head the pull request
+had when the request was posted (the *requested head*). What it answers is
+scripted, one entry per request, in order:
+
+- ``"findings"``: a COMMENTED review "### 💡 Codex Review" naming the requested
+  head (``**Reviewed commit:** `<sha10>```), with one inline P-badge comment per
+  finding, each opening a review thread;
+- ``"clean"``: a +1 reaction on the pull request and the comment "Codex Review:
+  Didn't find any major issues." naming the requested head;
+- ``"usage_limit"`` / ``"no_environment"`` / ``"workspace_deactivated"``
+  (``"unavailable"`` means ``"usage_limit"``): the reply that is no review at all;
+- ``"silence"``: nothing (the requester's timeout is the only outcome).
+
+An entry may be a dict for details: ``{"kind": "findings", "after": 300,
+"findings": [{"priority": "P2", "path": "src/app.py", "line": 3, "title": ...}]}``.
+Requests past the end of the script are met with silence. With
+``summary=True`` Codex also keeps its summary comment (Running, then Completed).
+
+Identity: comments and reviews come from ``chatgpt-codex-connector[bot]``
+(id 199175422, type Bot); reactions carry the same account with type User, as
+the reactions endpoint reports it. A push that moves the head removes the +1.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from simulator.clock import iso
+from simulator.world import USERS, Repository, World, fixture
+
+BODIES = fixture("codex/bodies.json")
+CODEX_BOT = USERS["codex_bot"]
+CODEX_REACTOR = USERS["codex_as_reactor"]
+DEFAULT_DELAY = timedelta(minutes=3)
+_TRIGGER = re.compile(r"(?m)^@codex review\b")
+_BADGE_COLOURS = {"P0": "red", "P1": "orange", "P2": "yellow", "P3": "green"}
+_UNAVAILABLE = {"unavailable": "usage_limit", "usage_limit": "usage_limit", "no_environment": "no_environment",
+                "workspace_deactivated": "workspace_deactivated"}
+_RELATIVE_TIME = re.compile(r'<relative-time datetime="[^"]*">[^<]*</relative-time>')
+
+
+def finding_body(priority: str, title: str, text: str) -> str:
+    """An inline finding as Codex writes it: badge, bold title, explanation, feedback line."""
+    badge = f"![{priority} Badge](https://img.shields.io/badge/{priority}-{_BADGE_COLOURS[priority]}?style=flat)"
+    return f"**<sub><sub>{badge}</sub></sub>  {title}**\n\n{text}\n\nUseful? React with 👍 / 👎."
+
+
+def with_sha(body: str, sha: str) -> str:
+    return body.replace("{sha7}", sha[:7]).replace("{sha10}", sha[:10])
+
+
+@dataclass
+class Request:
+    """One review request Codex saw, and what became of it."""
+
+    repository: Repository
+    number: int
+    comment_id: int
+    head_sha: str
+    requested_at: datetime
+    kind: str
+    answered_at: datetime | None = None
+    answer_ids: list[int | str] = field(default_factory=list)
+
+
+class CodexReviewer:
+    """Answers ``@codex review`` comments on every repository of ``world`` from ``script``."""
+
+    def __init__(self, world: World, script: list[str | dict[str, Any]], *, delay: timedelta | float = DEFAULT_DELAY,
+                 summary: bool = False):
+        self.world = world
+        self.script = [self._entry_of(entry) for entry in script]
+        self.delay = delay if isinstance(delay, timedelta) else timedelta(seconds=delay)
+        self.summary = summary
+        self.requests: list[Request] = []
+        self._summaries: dict[tuple[str, int], int] = {}
+        world.add_user(CODEX_BOT)
+        world.subscribe(self._on_event)
+
+    # -- events ------------------------------------------------------------
+
+    def _on_event(self, kind: str, event: dict[str, Any]) -> None:
+        if kind == "issue_comment.created":
+            comment = event["comment"]
+            if comment["user"]["id"] != CODEX_BOT["id"] and _TRIGGER.search(comment["body"] or ""):
+                self._accept(event["repository"], event["number"], comment)
+        elif kind == "pull_request.synchronize":
+            # A new push removes Codex's +1: it named the old head.
+            repository, number = event["repository"], event["number"]
+            self.world.remove_reactions(repository.owner, repository.name, number, CODEX_REACTOR["id"], "+1")
+
+    @staticmethod
+    def _entry_of(entry: str | dict[str, Any]) -> dict[str, Any]:
+        entry = {"kind": entry} if isinstance(entry, str) else dict(entry)
+        if entry.get("kind") not in ("findings", "clean", "silence", *_UNAVAILABLE):
+            raise ValueError(f"unknown Codex script entry {entry.get('kind')!r}")
+        return entry
+
+    def _entry(self, index: int) -> dict[str, Any]:
+        return self.script[index] if index < len(self.script) else {"kind": "silence"}
+
+    def _accept(self, repository: Repository, number: int, comment: dict[str, Any]) -> None:
+        entry = self._entry(len(self.requests))
+        pull = repository.pulls[number]
+        self.world.refresh_pull(repository, pull)
+        request = Request(repository, number, comment["id"], pull["head"]["sha"], self.world.clock.now, entry["kind"])
+        self.requests.append(request)
+        if entry["kind"] == "silence":
+            return
+        self.world.add_reaction(repository.owner, repository.name, number, CODEX_REACTOR, "eyes", comment_id=comment["id"])
+        if self.summary:
+            self._summary(request, "summary_running")
+        delay = timedelta(seconds=entry["after"]) if "after" in entry else self.delay
+        self.world.clock.schedule(request.requested_at + delay, lambda now: self._answer(request, entry))
+
+    # -- answers -----------------------------------------------------------
+
+    def _answer(self, request: Request, entry: dict[str, Any]) -> None:
+        repository, number, sha = request.repository, request.number, request.head_sha
+        owner, name = repository.owner, repository.name
+        kind = entry["kind"]
+        if kind == "findings":
+            findings = entry.get("findings") or [{"priority": "P1"}]
+            comments = [{"path": f.get("path", "README.md"), "line": f.get("line", 1),
+                         "body": finding_body(f.get("priority", "P1"), f.get("title", "Handle the failure path"),
+                                              f.get("text", "This path reports success before the operation finished."))}
+                        for f in findings]
+            review = self.world.add_review(owner, name, number, CODEX_BOT, with_sha(BODIES["findings_review"], sha), "COMMENTED",
+                                           commit_id=sha, comments=comments)
+            request.answer_ids.append(review["id"])
+        elif kind == "clean":
+            reaction, _ = self.world.add_reaction(owner, name, number, CODEX_REACTOR, "+1")
+            comment = self.world.add_issue_comment(owner, name, number, CODEX_BOT, with_sha(BODIES["clean_comment"], sha))
+            request.answer_ids += [reaction["id"], comment["id"]]
+        else:
+            comment = self.world.add_issue_comment(owner, name, number, CODEX_BOT, BODIES[_UNAVAILABLE[kind]])
+            request.answer_ids.append(comment["id"])
+        if self.summary and kind in ("findings", "clean"):
+            self._summary(request, "summary_completed")
+        request.answered_at = self.world.clock.now
+
+    def _summary(self, request: Request, body_name: str) -> None:
+        """Post, or edit in place, the one summary comment of the pull request."""
+        repository, number = request.repository, request.number
+        stamp = iso(self.world.clock.now)
+        body = _RELATIVE_TIME.sub(f'<relative-time datetime="{stamp}">{stamp}</relative-time>', with_sha(BODIES[body_name], request.head_sha))
+        key = (repository.full_name.lower(), number)
+        if key in self._summaries:
+            self.world.edit_issue_comment(repository.owner, repository.name, self._summaries[key], body)
+        else:
+            comment = self.world.add_issue_comment(repository.owner, repository.name, number, copy.deepcopy(CODEX_BOT), body)
+            self._summaries[key] = comment["id"]
