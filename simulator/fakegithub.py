@@ -22,6 +22,7 @@ directly; see simulator/README.md.
 
 from __future__ import annotations
 
+import atexit
 import copy
 import shutil
 import tempfile
@@ -139,6 +140,7 @@ class FakeGitHub:
         with cls._template_lock:
             if cls._template is None:
                 folder = Path(tempfile.mkdtemp(prefix="fakegithub-template-"))
+                atexit.register(shutil.rmtree, folder, True)
                 world = World(folder / "world", SimClock(_EPOCH - timedelta(days=1)))
                 world.create_repository(OWNER, REPO, files={"README.md": "# widgets\n", "src/retry.py": "RETRIES = None\n"})
                 world.commit(OWNER, REPO, "feature/loop", {"src/retry.py": "RETRIES = 3\n"}, "Bound the retries")

@@ -221,3 +221,14 @@ def test_the_simulators_graphql_answers_have_the_schemas_shape(tmp_path):
 def test_a_shape_violation_would_be_caught_by_the_replay():
     document = with_typenames("query { rateLimit { cost remaining } }")
     assert replay(document, {"rateLimit": {"cost": None, "remaining": 1, "__typename": "RateLimit"}}, {}).errors
+
+
+def test_openapi_nullable_becomes_json_schema_null():
+    from tools.extract_github_contract import json_schema
+
+    assert json_schema({"type": "string", "nullable": True, "description": "d", "example": "x"}) == {"type": ["string", "null"]}
+    assert json_schema({"type": "string", "enum": ["a"], "nullable": True}) == {"type": ["string", "null"], "enum": ["a", None]}
+    assert json_schema({"allOf": [{"type": "object"}], "nullable": True}) == {"anyOf": [{"allOf": [{"type": "object"}]}, {"type": "null"}]}
+    # A property called "description" is data, not an annotation.
+    assert json_schema({"type": "object", "properties": {"description": {"type": "string"}}}) == {
+        "type": "object", "properties": {"description": {"type": "string"}}}
