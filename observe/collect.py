@@ -1,20 +1,299 @@
-"""Assemble complete evaluator documents from observations.
+"""The collector: observe the world, then assemble one complete evaluator document.
 
-The observers (``github``, ``git``, ``automations``, ``skill_digest``) fetch;
-this module only arranges what they return into the exact-key documents the
-evaluator reads. It is pure: no I/O, so the same observations always give the
-same document, and tests can feed it recorded observations directly.
+One function per subcommand of scripts/collect_state.py (``initial``,
+``prompt``, ``wakeup``, ``report``, ``boundary``, ``recheck_paths``) runs the
+observers it needs (``observe.github``, ``observe.git``, ``observe.registry``,
+``observe.evaluator_digest``) and returns the exact-key document the evaluator
+reads; references/collector.md describes each. Below them, the assembly
+functions (``wakeup_state``, ``bootstrap_state``, ``report_state`` and their
+parts) are pure: no I/O, so the same observations always give the same
+document, and tests can feed them recorded observations directly.
+
+Every failure is an ``ObserveError`` whose message names the path or setting
+concerned (observe/errors.py); a file that cannot be read at all is a
+``UsageError``. Nothing here prints: the CLI (observe/cli.py) does.
 """
 
 from __future__ import annotations
 
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from evaluator import policy
-from evaluator.canonical import text_digest
+from evaluator.canonical import digest, parse_document, text_digest
+from evaluator.errors import Rejected
 from evaluator.models.common import parse_timestamp
-from evaluator.render import render_prompt
+from evaluator.render import render_prompt, render_review_body
+
+from observe.errors import CollectionError, UsageError
+from observe.evaluator_digest import DigestError, evaluator_sha256
+from observe.git.observer import GitObservationError, GitObserver, command_definition_sha256, recheck_path_records
+from observe.github.client import GitHubClient
+from observe.github.observation import PullRequestObservation, RequestMarker, ThreadObservation
+from observe.github.pull_request import observe_pull_request
+from observe.github.pulls import existing_pull_request
+from observe.github.token import resolve_token
+from observe.registry import AutomationRecord, RegistryError, default_registry_root, owned_automations
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+# A missing or ambiguous remote is drift for the evaluator to report, not a failure.
+_REMOTE_DRIFT = ("git-remote-not-found", "git-remote-ambiguous", "git-remote-url-not-canonical")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every subcommand shares: where GitHub is, the gh CLI, the instant, how to wait.
+
+    ``github_stats`` receives each GitHub client's request and rate-limit
+    counts when the client closes; the CLI prints them after a document only.
+    ``secrets`` receives the token each GitHub client uses, so that the CLI
+    redacts it from every line it prints.
+    """
+
+    api_url: str
+    gh_path: str | None
+    observed_at: datetime
+    sleep: Callable[[float], None] = time.sleep  # the wait between GitHub retries
+    project_root: Path = PROJECT_ROOT
+    github_stats: list[dict[str, int]] = field(default_factory=list)
+    secrets: list[str] = field(default_factory=list)  # every token in use, for the CLI to redact
+
+
+# -- one function per subcommand ---------------------------------------------
+
+
+def initial(
+    settings: Settings,
+    *,
+    checkout: str,
+    repository: str,
+    base: str,
+    head: str,
+    paths: Sequence[str],
+    commands: Sequence[Sequence[str]],
+    create_branch: bool,
+    commit: bool,
+    push: bool,
+) -> dict[str, Any]:
+    """The ``initial_snapshot``: the checkout, its validation commands, and the open PRs."""
+    bound_commands = [{"argv": list(argv), "definition_sha256": command_definition_sha256(list(argv))} for argv in commands]
+    with ExitStack() as stack:
+        git_fields = _git(settings, stack, checkout).initial_snapshot_fields(repository, base, list(paths))
+        client = _github(settings, stack, repository)
+        user_id, open_prs_sha256, existing = existing_pull_request(client, repository, head)
+    return {
+        "authenticated_user_id": user_id,
+        "base_branch": base,
+        "commands": bound_commands,
+        "commit_required": commit,
+        "create_branch_required": create_branch,
+        **{key: git_fields[key] for key in ("base_sha", "current_head_sha", "diff_sha256", "execution_boundary")},
+        **existing,
+        "head_branch": head,
+        "heartbeat_rrule": policy.HEARTBEAT_RRULE,
+        "host": policy.HOST,
+        "open_prs_sha256": open_prs_sha256,
+        "paths": git_fields["paths"],
+        "path_records": git_fields["path_records"],
+        "policy_schema_version": policy.POLICY_SCHEMA_VERSION,
+        "push_required": push,
+        **{key: git_fields[key] for key in ("remote_name", "remote_refs_sha256")},
+        "repository": repository,
+        "worktree_status_sha256": git_fields["worktree_status_sha256"],
+    }
+
+
+def prompt(
+    settings: Settings, *, initial_path: str, pr_number: int, automation_id: str, checkout: str, registry: str | None
+) -> dict[str, Any]:
+    """The prompt document: the bootstrap snapshot with its post-write receipt, and the rendered prompt."""
+    initial_document = load_document(initial_path)
+    snapshot, manifest = initial_document["initial_snapshot"], initial_document["initial_manifest"]
+    repository, run_id = snapshot["repository"], manifest["run_id"]
+    with ExitStack() as stack:
+        git = _git(settings, stack, checkout)
+        github = observe_pull_request(_github(settings, stack, repository), repository, pr_number, run_id)
+        key = policy.automation_key(policy.HOST, repository, pr_number, run_id)
+        state = bootstrap_state(
+            initial_document,
+            github,
+            _owned(registry, key),
+            owned_automation_id=automation_id,
+            evaluator_sha256=_evaluator_sha256(settings),
+            current_remote_name=git.remote_name_for(repository),
+            observed_at=settings.observed_at,
+        )
+        final_head = git.current_head_sha()
+        body = render_review_body(manifest["review_request_body_template"], final_head)
+        posted = [request for request in github["requests"] if request["round"] == 0]
+        if len(posted) != 1 or posted[0]["body_sha256"] != text_digest(body):
+            # The receipt names the body that was approved; it must be the one on GitHub.
+            message = "the round-0 request on GitHub is not the approved template rendered with the final head"
+            raise CollectionError("request-body-mismatch", message)
+        receipt = {
+            "base_sha": snapshot["base_sha"],
+            "final_head_sha": final_head,
+            "head_descends_from_initial": git.is_ancestor(snapshot["current_head_sha"], final_head),
+            "initial_head_sha": snapshot["current_head_sha"],
+            "paths": list(snapshot["paths"]),
+            "pr_head_sha": github["pull_request"]["head_sha"],
+            "pushed_diff_sha256": git.tree_diff_sha256(snapshot["base_sha"], final_head),
+            "remote_head_sha": github["head_tip_sha"],
+            "review_request_body": body,
+            "review_request_body_sha256": text_digest(body),
+            "worktree_clean": git.worktree_clean(),
+        }
+    boot = {
+        "initial_plan_hash": initial_document["initial_plan_hash"],
+        "post_write_receipt": receipt,
+        "pr_url": state["pr_url"],
+        "request_deadline": state["request_deadline"],
+        "state": state,
+    }
+    rendered = render_prompt(key, boot)
+    return {
+        "bootstrap_snapshot": boot,
+        "bootstrap_snapshot_sha256": digest(boot),
+        "initial_document": initial_document,
+        "rendered_prompt": rendered,
+        "rendered_prompt_sha256": text_digest(rendered),
+    }
+
+
+def wakeup(settings: Settings, *, checkpoint_path: str, checkout: str, wakeup_id: str, registry: str | None) -> dict[str, Any]:
+    """The recurring state of one wakeup, against the checkpoint that ``--prompt`` accepted."""
+    boot = load_document(checkpoint_path).get("bootstrap_snapshot")
+    if not isinstance(boot, dict) or not isinstance(boot.get("state"), dict):
+        message = f"{checkpoint_path}: the checkpoint must be the prompt document that --prompt accepted"
+        raise CollectionError("checkpoint-invalid", message)
+    checkpoint = boot["state"]
+    repository, pr_number, run_id = checkpoint["repository"], checkpoint["pr_number"], checkpoint["run_id"]
+    with ExitStack() as stack:
+        git = _git(settings, stack, checkout)
+        github = observe_pull_request(_github(settings, stack, repository), repository, pr_number, run_id)
+        key = policy.automation_key(checkpoint["host"], repository, pr_number, run_id)
+        return wakeup_state(
+            boot,
+            github,
+            _owned(registry, key),
+            evaluator_sha256=_evaluator_sha256(settings),
+            current_remote_name=_remote_or_none(git, repository),
+            observed_at=settings.observed_at,
+            wakeup_id=wakeup_id,
+        )
+
+
+def report(settings: Settings, *, repository: str, pr_number: int, run_id: str) -> dict[str, Any]:
+    """A report-only state: GitHub alone."""
+    with ExitStack() as stack:
+        github = observe_pull_request(_github(settings, stack, repository), repository, pr_number, run_id)
+    return report_state(github, run_id=run_id, observed_at=settings.observed_at)
+
+
+def boundary(settings: Settings, *, checkout: str, repository: str, risk_acceptance_sha256: str | None) -> dict[str, Any]:
+    """Observed once, placed twice: as the state's execution_boundary and the plan's execution."""
+    with ExitStack() as stack:
+        git = _git(settings, stack, checkout)
+        return git.execution_boundary(repository, risk_acceptance_sha256=risk_acceptance_sha256)
+
+
+def recheck_paths(*, checkout: str, document_path: str) -> dict[str, Any]:
+    """``{"ok": true, "paths": [...]}`` when every path record of the document still holds."""
+    records = _find_path_records(load_document(document_path))
+    if records is None:
+        raise CollectionError("path-records-missing", f"{document_path} holds no path_records to recheck")
+    differences = recheck_path_records(str(Path(checkout).resolve()), records)
+    if differences:
+        named = ", ".join(f"{path} ({field})" for path, field in differences)
+        raise CollectionError("path-records-changed", f"path records differ from the plan: {named}")
+    return {"ok": True, "paths": [record["path"] for record in records]}
+
+
+# -- the observers, and what their failures name -------------------------------
+
+
+def load_document(path: str) -> dict[str, Any]:
+    """An input document, parsed by the evaluator's strict parser."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read {path!r}: {error.strerror}") from None
+    try:
+        return parse_document(raw)
+    except Rejected as error:
+        raise CollectionError("document-invalid", f"{path}: {error}") from None
+
+
+def _github(settings: Settings, stack: ExitStack, repository: str) -> GitHubClient:
+    # The token comes from GH_TOKEN, GITHUB_TOKEN or the --gh CLI itself, never
+    # from whichever gh is first on PATH.
+    token = resolve_token(None, api_base_url=settings.api_url, gh_path=settings.gh_path)
+    settings.secrets.append(token)  # redacted from every line printed from now on
+    client = GitHubClient(repository, host=settings.api_url, token=token, sleep=settings.sleep)
+    stack.callback(lambda: settings.github_stats.append(client.stats))
+    stack.callback(client.close)
+    return client
+
+
+def _git(settings: Settings, stack: ExitStack, checkout: str) -> GitObserver:
+    return stack.enter_context(GitObserver(checkout, gh_path=settings.gh_path))
+
+
+def _owned(registry: str | None, key: str) -> list[AutomationRecord]:
+    """The loop's automations; a registry that cannot be listed names the setting it came from."""
+    with _naming_registry_setting(registry):
+        root = Path(registry) if registry else default_registry_root()
+        return [AutomationRecord(**record) for record in owned_automations(root, key)]
+
+
+@contextmanager
+def _naming_registry_setting(registry: str | None) -> Iterator[None]:
+    try:
+        yield
+    except RegistryError as error:
+        if registry:
+            setting = "--registry"
+        elif os.environ.get("CODEX_HOME"):
+            setting = "CODEX_HOME"
+        else:
+            setting = "the default ~/.codex/automations; set --registry or CODEX_HOME"
+        raise RegistryError(error.code, f"{error.message} (from {setting})") from None
+
+
+def _evaluator_sha256(settings: Settings) -> str:
+    try:
+        return evaluator_sha256(settings.project_root)
+    except DigestError as error:
+        message = f"the evaluator installed under {settings.project_root}: {error.message}"
+        raise DigestError(error.code, message) from None
+
+
+def _remote_or_none(git: GitObserver, repository: str) -> str | None:
+    """A missing or ambiguous remote is drift for the evaluator to report, not a crash."""
+    try:
+        return git.remote_name_for(repository)
+    except GitObservationError as error:
+        if error.code in _REMOTE_DRIFT:
+            return None
+        raise
+
+
+def _find_path_records(document: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """path_records of an initial document, a snapshot, a manifest or a state holding one."""
+    for candidate in (document, document.get("initial_snapshot"), document.get("remediation_manifest")):
+        if isinstance(candidate, dict) and isinstance(candidate.get("path_records"), list):
+            return candidate["path_records"]
+    return None
+
+
+# -- pure assembly ---------------------------------------------------------------
 
 
 def utc_text(instant: datetime) -> str:
@@ -22,7 +301,7 @@ def utc_text(instant: datetime) -> str:
     return instant.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-def request_checkpoint(requests: Sequence[Mapping[str, Any]], anomalies: Sequence[str]) -> dict[str, Any]:
+def request_checkpoint(requests: Sequence[RequestMarker], anomalies: Sequence[str]) -> dict[str, Any]:
     """The request checkpoint rebuilt from the canonical markers on GitHub.
 
     Requests come sorted by comment id and must be rounds 0, 1, ..., n-1 in
@@ -59,7 +338,7 @@ def request_checkpoint(requests: Sequence[Mapping[str, Any]], anomalies: Sequenc
     }
 
 
-def thread_classes(threads: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def thread_classes(threads: Sequence[ThreadObservation]) -> dict[str, Any]:
     """Unresolved Codex threads split into not-yet-addressed and addressed; others counted."""
     open_threads = [thread for thread in threads if not thread["is_resolved"]]
     return {
@@ -69,7 +348,7 @@ def thread_classes(threads: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _observed(github: Mapping[str, Any], observed_at: datetime) -> dict[str, Any]:
+def _observed(github: PullRequestObservation, observed_at: datetime) -> dict[str, Any]:
     pull = github["pull_request"]
     return {
         "observed_at": utc_text(observed_at),
@@ -106,8 +385,8 @@ _NO_PLAN = {
 
 def wakeup_state(
     bootstrap_snapshot: Mapping[str, Any],
-    github: Mapping[str, Any],
-    automations: Sequence[Mapping[str, Any]],
+    github: PullRequestObservation,
+    automations: Sequence[AutomationRecord],
     *,
     evaluator_sha256: str,
     current_remote_name: str | None,
@@ -133,8 +412,8 @@ def wakeup_state(
 
 def bootstrap_state(
     initial_document: Mapping[str, Any],
-    github: Mapping[str, Any],
-    automations: Sequence[Mapping[str, Any]],
+    github: PullRequestObservation,
+    automations: Sequence[AutomationRecord],
     *,
     owned_automation_id: str,
     evaluator_sha256: str,
@@ -171,7 +450,7 @@ def bootstrap_state(
     return _ordered(state)
 
 
-def report_state(github: Mapping[str, Any], *, run_id: str, observed_at: datetime) -> dict[str, Any]:
+def report_state(github: PullRequestObservation, *, run_id: str, observed_at: datetime) -> dict[str, Any]:
     """A report-only state: GitHub alone; no checkout, remote or registry."""
     pull = github["pull_request"]
     state = {

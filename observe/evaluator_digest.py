@@ -1,6 +1,6 @@
 """Directory digests, and the digest of the installed evaluator.
 
-The directory digest rule (seed 001, harness locks): for each file in path
+The directory digest rule (references/digests.md): for each file in path
 order, its relative path as UTF-8, a NUL byte, then the raw 32-byte SHA-256 of
 its content; the digest is the lowercase hex SHA-256 of that concatenation.
 "Path order" here is the relative POSIX path sorted by code point (equal to
@@ -21,13 +21,17 @@ import os
 from pathlib import Path
 from typing import Callable
 
+from observe.errors import DIGEST_CODES, ObserveError
+
 EVALUATOR_PACKAGE = "evaluator"
 EVALUATOR_ENTRY_POINT = "scripts/evaluate_state.py"
 _CHUNK = 1 << 20
 
 
-class DigestError(Exception):
+class DigestError(ObserveError):
     """A file set that cannot be digested faithfully (escaping symlink, bad path, missing file)."""
+
+    codes = DIGEST_CODES
 
 
 def directory_digest(root: Path, files: list[str] | None = None) -> str:
@@ -41,7 +45,7 @@ def directory_digest(root: Path, files: list[str] | None = None) -> str:
     base = Path(root).resolve(strict=True)
     relative_paths = _walk(base, base, lambda name: True, skip_dirs=()) if files is None else list(files)
     if len(set(relative_paths)) != len(relative_paths):
-        raise DigestError("the file list names a path more than once")
+        raise DigestError("evaluator-digest-failed", "the file list names a path more than once")
     stream = hashlib.sha256()
     for relative in sorted(relative_paths):
         _check_relative(relative)
@@ -61,7 +65,7 @@ def evaluator_sha256(project_root: Path) -> str:
     base = Path(project_root).resolve(strict=True)
     package = base / EVALUATOR_PACKAGE
     if not package.is_dir() or package.is_symlink():
-        raise DigestError(f"{EVALUATOR_PACKAGE}/ is missing or not a plain directory under {base}")
+        raise DigestError("evaluator-digest-failed", f"{EVALUATOR_PACKAGE}/ is missing or not a plain directory under {base}")
     files = _walk(base, package, lambda name: name.endswith(".py"), skip_dirs=("__pycache__",))
     return directory_digest(base, files + [EVALUATOR_ENTRY_POINT])
 
@@ -70,7 +74,7 @@ def _walk(base: Path, top: Path, keep: Callable[[str], bool], skip_dirs: tuple[s
     found = []
 
     def fail(error: OSError) -> None:
-        raise DigestError(f"cannot walk {error.filename}: {error.strerror}") from error
+        raise DigestError("evaluator-digest-failed", f"cannot walk {error.filename}: {error.strerror}") from error
 
     for directory, subdirectories, names in os.walk(top, onerror=fail):
         here = Path(directory)
@@ -78,7 +82,7 @@ def _walk(base: Path, top: Path, keep: Callable[[str], bool], skip_dirs: tuple[s
             # os.walk does not descend into a directory symlink; silently leaving
             # its files out would leave importable code unpinned.
             if (here / name).is_symlink():
-                raise DigestError(f"{(here / name).relative_to(base).as_posix()} is a directory symlink")
+                raise DigestError("evaluator-digest-failed", f"{(here / name).relative_to(base).as_posix()} is a directory symlink")
         subdirectories[:] = sorted(name for name in subdirectories if name not in skip_dirs)
         found.extend((here / name).relative_to(base).as_posix() for name in names if keep(name))
     return found
@@ -87,25 +91,25 @@ def _walk(base: Path, top: Path, keep: Callable[[str], bool], skip_dirs: tuple[s
 def _check_relative(relative: str) -> None:
     # One spelling per file: "a//b", "./a" or "a\\b" would give the same file another digest.
     if "\\" in relative or any(part in ("", ".", "..") for part in relative.split("/")):
-        raise DigestError(f"{relative!r} is not a canonical relative POSIX path")
+        raise DigestError("evaluator-digest-failed", f"{relative!r} is not a canonical relative POSIX path")
 
 
 def _encode(relative: str) -> bytes:
     try:
         return relative.encode("utf-8")
     except UnicodeEncodeError as error:  # a non-UTF-8 file name, surrogate-escaped by os
-        raise DigestError(f"{relative!r} is not valid UTF-8") from error
+        raise DigestError("evaluator-digest-failed", f"{relative!r} is not valid UTF-8") from error
 
 
 def _file_sha256(base: Path, relative: str) -> bytes:
     try:
         target = (base / relative).resolve(strict=True)
     except (OSError, RuntimeError) as error:  # missing, dangling or looping symlink
-        raise DigestError(f"{relative} cannot be resolved: {error}") from error
+        raise DigestError("evaluator-digest-failed", f"{relative} cannot be resolved: {error}") from error
     if not target.is_relative_to(base):
-        raise DigestError(f"{relative} resolves to {target}, outside {base}")
+        raise DigestError("evaluator-digest-failed", f"{relative} resolves to {target}, outside {base}")
     if not target.is_file():
-        raise DigestError(f"{relative} is not a regular file")
+        raise DigestError("evaluator-digest-failed", f"{relative} is not a regular file")
     content = hashlib.sha256()
     with open(target, "rb") as handle:
         while chunk := handle.read(_CHUNK):

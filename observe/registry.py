@@ -33,9 +33,11 @@ from typing import Any, Mapping, NamedTuple, TypedDict
 from evaluator import policy
 from evaluator.canonical import text_digest
 
+from observe.errors import REGISTRY_CODES, ObserveError
+
 TOML_NAME = "automation.toml"
 
-# Fields Codex writes. The brief's list plus kind, model and reasoning_effort,
+# Fields Codex writes: the documented ones plus kind, model and reasoning_effort,
 # which desktop-created automations carry; without them every real automation
 # would be reported as having unknown fields.
 _STRING_FIELDS = ("id", "name", "prompt", "status", "rrule", "kind", "model", "reasoning_effort", "execution_environment")
@@ -48,8 +50,10 @@ _REQUIRED_FIELDS = ("id", "name", "prompt", "status", "rrule")
 _KEY_SHAPE = re.compile(r"github-codex-pr-loop:[^\s/#@]+/[^\s/#@]+/[^\s/#@]+#[1-9][0-9]*@[0-9a-f]{32}\Z")
 
 
-class RegistryError(Exception):
+class RegistryError(ObserveError):
     """The registry directory itself cannot be listed (never raised for one bad file)."""
+
+    codes = REGISTRY_CODES
 
 
 class AutomationRecord(TypedDict):
@@ -89,7 +93,7 @@ def read_registry(root: Path) -> list[Observation]:
         with os.scandir(root) as entries:
             folders = sorted(entry.name for entry in entries if entry.is_dir())
     except OSError as error:
-        raise RegistryError(f"cannot list the automation registry at {root}: {error.strerror}") from error
+        raise RegistryError("registry-unreadable", f"cannot list the automation registry at {root}: {error.strerror}") from error
     observations = []
     for folder in folders:
         observation = read_automation(root / folder)

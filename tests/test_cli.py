@@ -1,4 +1,4 @@
-"""The CLI contract of DESIGN section 3, run as a subprocess."""
+"""The CLI contract of README.md ("The evaluator's contract"), run as a subprocess."""
 
 from __future__ import annotations
 

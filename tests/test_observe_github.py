@@ -24,7 +24,9 @@ from observe.github import gates as github_gates
 from observe.github.codex_signals import parse_summary_rows
 from observe.github.pull_request import observe_pull_request
 from observe.github.client import GitHubClient
-from observe.github.errors import ERROR_CODES, GitHubObservationError
+from observe.errors import GITHUB_CODES
+from observe.github.errors import GitHubObservationError
+from observe.github.pulls import existing_pull_request
 from observe.github.token import resolve_token
 from observe.github.loop_markers import classify_issue_comment, reply_round
 
@@ -37,7 +39,7 @@ OWNER_USER, REVIEWER, STRANGER = USERS["loop_owner"], USERS["human_reviewer"], U
 
 DOCUMENT_KEYS = {
     "authenticated_user_id", "pull_request", "base_tip_sha", "head_tip_sha", "requests", "marker_anomalies", "claims", "responses",
-    "unavailable_replies", "summary_rows", "plus_one_reactions", "threads", "gates", "open_prs_sha256",
+    "unavailable_replies", "summary_rows", "plus_one_reactions", "threads", "gates",
 }
 PULL_REQUEST_KEYS = {
     "number", "url", "state", "is_draft", "same_repository", "repository", "base_branch", "head_branch", "head_sha", "title_sha256", "body_sha256",
@@ -140,9 +142,9 @@ def test_no_response_yet_gives_the_exact_document_shape(fake, client):
     for key in ("marker_anomalies", "claims", "responses", "unavailable_replies", "summary_rows", "plus_one_reactions", "threads"):
         assert document[key] == [], key
     assert document["gates"] == {"approvals": "pass", "branch_protection": "pass", "checks": "pass", "mergeability": "pass"}
-    open_prs = [{"number": PR_NUMBER, "head_branch": "feature/loop", "head_sha": fake.head_sha, "base_branch": "main", "same_repository": True}]
-    assert document["open_prs_sha256"] == digest(open_prs)
     assert_token_absent(document, client.stats)
+    # The state binds no list of open PRs, so a wakeup does not ask for one.
+    assert fake.requests_to(r"/pulls\?") == [] and fake.requests_to(r"/pulls/7$")
 
 
 def test_findings_review_and_inline_comments_are_responses(fake, client):
@@ -362,7 +364,6 @@ def test_force_push_moves_the_head(fake, client):
     assert before["pull_request"]["head_sha"] == before["head_tip_sha"] == first_head
     assert after["pull_request"]["head_sha"] == after["head_tip_sha"] == sha_for("rewritten")
     assert after["responses"][0]["commit_sha"] == first_head  # the review still names what it reviewed
-    assert before["open_prs_sha256"] != after["open_prs_sha256"]
 
 
 def test_deleted_head_branch_gives_a_null_head_tip(fake, client):
@@ -379,8 +380,28 @@ def test_closed_and_merged_pull_requests(fake, client, merged, expected):
 
     assert document["pull_request"]["state"] == expected
     assert document["gates"]["mergeability"] == "fail"
-    others = [{"number": 9, "head_branch": "other", "head_sha": sha_for("other"), "base_branch": "main", "same_repository": True}]
-    assert document["open_prs_sha256"] == digest(others)
+
+
+def test_the_initial_snapshot_binds_every_open_pull_request(fake, client):
+    user_id, open_prs, existing = existing_pull_request(client, REPOSITORY, "feature/loop")
+    mine = {"number": PR_NUMBER, "head_branch": "feature/loop", "head_sha": fake.head_sha, "base_branch": "main", "same_repository": True}
+    assert user_id == OWNER_USER["id"] and open_prs == digest([mine])
+    assert existing["existing_pr_number"] == PR_NUMBER and existing["existing_pr_same_repository"] is True
+
+    fake.add_open_pull(9, "other", sha_for("other"))
+    _, with_other, existing = existing_pull_request(client, REPOSITORY, "feature/loop")
+    other = {"number": 9, "head_branch": "other", "head_sha": sha_for("other"), "base_branch": "main", "same_repository": True}
+    assert with_other == digest([mine, other]) and existing["existing_pr_number"] == PR_NUMBER
+
+    fake.force_push(sha_for("rewritten"))
+    assert existing_pull_request(client, REPOSITORY, "feature/loop")[1] != with_other
+
+
+def test_two_open_pull_requests_for_one_head_branch_are_ambiguous(fake, client):
+    fake.add_open_pull(9, "feature/loop", sha_for("twin"))
+    with pytest.raises(GitHubObservationError) as info:
+        existing_pull_request(client, REPOSITORY, "feature/loop")
+    assert info.value.code == "github-ambiguous-pull-request" and "2 open pull requests" in info.value.message
 
 
 def test_fork_pull_request_is_not_same_repository(fake, client):
@@ -729,7 +750,7 @@ def test_a_stalled_answer_never_reaches_the_next_scenario(fake, make_client):
 
 
 def test_every_error_code_is_kebab_case():
-    assert all(code == code.lower() and " " not in code and code.startswith("github-") for code in ERROR_CODES)
+    assert all(code == code.lower() and " " not in code and code.startswith("github-") for code in GITHUB_CODES)
     with pytest.raises(ValueError):
         GitHubObservationError("not-a-code", "x")
 

@@ -77,7 +77,7 @@ DRIFT = {
     "eligible_codex_threads": [samples.thread("yy8")],
 }
 
-# Content the seed binds into each kind of plan (identity drift applies to both).
+# Content each kind of plan binds (identity drift applies to both).
 BOUND_CONTENT = {
     "remediation": {"responses", "actionable_codex_threads"},
     "finalization": {"gates", "pr_is_draft", "non_codex_rooted_threads", "responses", "eligible_codex_threads", "actionable_codex_threads"},

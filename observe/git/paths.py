@@ -239,7 +239,7 @@ def file_observation(path: str) -> dict:
 
 
 def directory_sha256(path: str) -> str | None:
-    """Seed 001's directory digest (relative path, NUL, raw SHA-256 per file, in path order); None if absent.
+    """The directory digest of references/digests.md (path, NUL, raw SHA-256 per file, in path order); None if absent.
 
     Extension: a symlink is never followed; it contributes SHA-256 of ``b"symlink\\0" + target``.
     """

@@ -4,8 +4,8 @@ Why a module of its own: this is the only place a git process is started. It
 holds the environment built from nothing, the fixed ``-c`` overrides and
 option lists, ``GitRunner`` (timeouts, no shell, redacted messages), and the
 pure functions that read an argv back into the spec's protection booleans and
-credential strategy. ``GitObservationError`` and the two low-level helpers every
-git module shares (strict UTF-8 decoding, file content digest) live here
+credential strategy. ``GitObservationError`` (its codes are ``GIT_CODES`` in
+observe/errors.py) and the two low-level helpers every git module shares (strict UTF-8 decoding, file content digest) live here
 because this module sits at the bottom of the import graph: ``git_config`` and
 ``git_paths`` import from it, it imports from neither. The boundary is
 described in references/git-execution-boundary.md.
@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from evaluator import policy
+
+from observe.errors import GIT_CODES, ObserveError
 
 PROFILE = policy.ISOLATED_PROFILE
 FIXED_PATH = "/usr/bin:/bin"
@@ -102,13 +104,10 @@ DRIVER_FREE_SUBCOMMANDS = frozenset({
 CONFIG_LISTING = ("config", "--list", "--show-scope", "--show-origin", "-z", "--no-includes")
 
 
-class GitObservationError(Exception):
-    """The one error of git observation: a kebab-case ``code`` and a message without secrets."""
+class GitObservationError(ObserveError):
+    """The one error of git observation: a code from ``GIT_CODES`` and a message without secrets."""
 
-    def __init__(self, code: str, message: str):
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
+    codes = GIT_CODES
 
 
 # --- the runner ------------------------------------------------------------

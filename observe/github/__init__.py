@@ -1,7 +1,11 @@
 """The GitHub wing: every read of GitHub, through ghapi's transport.
 
-Owns the fail-closed client (``client``), its ETag cache and token lookup,
-and the normalization of a pull request's comments, reviews, threads and
-gates into one observation (``pull_request``). May import ``evaluator`` (for
-policy, digests and the loop-marker grammar) and nothing else of this project.
+Owns the fail-closed client (``client``), its ETag cache (``cache``) and token
+lookup (``token``), the field checks (``fields``), the normalization of a pull
+request's comments, reviews, threads and gates into one typed observation
+(``pull_request``, ``observation``), and the open pull requests of the
+initial snapshot (``pulls``). Its error is ``GitHubObservationError``
+(``errors``). May import ``evaluator`` (policy, digests, the loop-marker
+grammar) and ``observe.errors``, and nothing else of this project
+(references/github-observations.md).
 """

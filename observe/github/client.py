@@ -2,7 +2,7 @@
 
 ``GhApi(owner, repo, token=..., gh_host=..., sync=True)`` sets up the
 Authorization header and the blocking transport; this wrapper adds what the
-observer needs and ghapi leaves out (see /work/shared/GHAPI-FACTS.md):
+observer needs and ghapi leaves out (references/github-observations.md):
 
 - every list is read to its last page by following ``Link: rel="next"``
   (ghapi's own pager stops at the first empty page and ignores Link);

@@ -2,47 +2,24 @@
 
 ``observe_pull_request(client, repository, pr_number, run_id)`` fetches
 everything first (``fetch_snapshot``), then normalizes it in one pure step
-(``normalize_snapshot``), so a failure anywhere returns no document at all.
-The document has exactly these keys (references/github-observations.md gives
-the field-by-field normalization)::
-
-    {
-      "authenticated_user_id": int,
-      "pull_request": {"number", "url", "state": "open"|"closed"|"merged", "is_draft",
-                       "same_repository", "repository", "base_branch", "head_branch",
-                       "head_sha", "title_sha256", "body_sha256"},
-      "base_tip_sha": 40 hex,
-      "head_tip_sha": 40 hex | None,
-      "requests": [{"comment_id", "created_at", "round", "head_sha", "body_sha256"}],
-      "marker_anomalies": ["<comment id>", ...],
-      "claims": [{"comment_id", "created_at", "kind", "plan_hash", "request_key", "wakeup_id"}],
-      "responses": [{"body_sha256", "bot_id", "bot_type", "commit_sha", "content_version_at",
-                     "created_at", "id", "source", "trigger_request_comment_id",
-                     "zero_findings_signal"}],
-      "unavailable_replies": [{"id", "created_at", "kind"}],
-      "summary_rows": [{"comment_id", "status", "head_sha", "content_version_at"}],
-      "plus_one_reactions": [{"id", "created_at"}],
-      "threads": [{"thread": {"body_sha256", "content_version_at", "id", "position_sha256",
-                              "root_comment_id"},
-                   "is_resolved", "is_outdated", "root_is_codex", "addressed_round"}],
-      "gates": {"approvals", "branch_protection", "checks", "mergeability"},
-      "open_prs_sha256": 64 hex,
-    }
-
-Timestamps are GitHub's ISO-8601 strings exactly as given (checked to carry a
-time zone); comparisons between them are made as instants.
+(``normalize_snapshot``), so a failure anywhere returns no observation at
+all. The result is a ``PullRequestObservation`` (observe/github/observation.py
+names every key and type; references/github-observations.md gives the
+field-by-field normalization).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from evaluator.canonical import digest, text_digest
+from evaluator.canonical import text_digest
 
 from observe.github import gates as github_gates
 from observe.github.client import GitHubClient, path_segment, split_repository
 from observe.github.fields import body_text, field, kind_of, objects, positive_id, sha40, shape_error, timestamp
+from observe.github.loop_markers import RUN_ID
+from observe.github.observation import Gates, PullRequestFacts, PullRequestObservation, ThreadObservation
 from observe.github.responses import (
     RequestIndex,
     codex_issue_comments,
@@ -52,7 +29,6 @@ from observe.github.responses import (
     plus_one_reactions,
 )
 from observe.github.threads import fetch_review_threads, normalize_thread
-from observe.github.loop_markers import RUN_ID
 
 
 @dataclass(frozen=True)
@@ -70,7 +46,6 @@ class PullRequestSnapshot:
     check_runs: list[Any]
     statuses: list[Any]
     protection: tuple[str, Any]  # ("protected", body) | ("unprotected", None) | ("unknown", None)
-    open_pulls: list[Any]
     threads: list[Any]
 
 
@@ -110,7 +85,6 @@ def fetch_snapshot(client: GitHubClient, repository: str, pr_number: int) -> Pul
         check_runs=client.get_all(f"{repo_path}/commits/{head_sha}/check-runs", items_key="check_runs"),
         statuses=client.get_all(f"{repo_path}/commits/{head_sha}/status", items_key="statuses"),
         protection=protection,
-        open_pulls=client.get_all(f"{repo_path}/pulls", {"state": "open"}),
         threads=fetch_review_threads(client, owner, name, pr_number),
     )
 
@@ -139,7 +113,7 @@ def _fetch_protection(client: GitHubClient, branch_path: str) -> tuple[str, Any]
     return ("protected", reply.body) if reply.body is not None else ("unknown", None)
 
 
-def observe_pull_request(client: GitHubClient, repository: str, pr_number: int, run_id: str) -> dict[str, Any]:
+def observe_pull_request(client: GitHubClient, repository: str, pr_number: int, run_id: str) -> PullRequestObservation:
     """The complete observation document, or ``GitHubObservationError``."""
     if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
         raise ValueError("run_id must be 32 lowercase hex digits")
@@ -149,12 +123,13 @@ def observe_pull_request(client: GitHubClient, repository: str, pr_number: int, 
 # -- normalization ---------------------------------------------------------
 
 
-def _normalize_pull(pull: Any, repository: str, pr_number: int) -> dict[str, Any]:
+def _normalize_pull(pull: Any, repository: str, pr_number: int) -> PullRequestFacts:
     where = "pull request"
     number = field(pull, "number", int, where)
     if number != pr_number:
         raise shape_error(f"{where}: number {number} is not the requested {pr_number}")
     state, merged = field(pull, "state", str, where), field(pull, "merged", bool, where)
+    normalized_state: Literal["open", "closed", "merged"]
     if state == "open" and not merged:
         normalized_state = "open"
     elif state == "closed":
@@ -194,26 +169,7 @@ def _ref_sha(ref: Any, branch: str, where: str) -> str:
     return sha40(field(ref, "object", dict, where).get("sha"), f"{where} object sha")
 
 
-def open_prs_digest(open_pulls: list[dict[str, Any]]) -> str:
-    entries = []
-    for pull in open_pulls:
-        where = "open pull request"
-        base, head = field(pull, "base", dict, where), field(pull, "head", dict, where)
-        base_repo, head_repo = field(base, "repo", dict, f"{where} base"), head.get("repo")
-        same = isinstance(head_repo, dict) and str(head_repo.get("full_name", "")).lower() == field(base_repo, "full_name", str, where).lower()
-        entries.append(
-            {
-                "number": field(pull, "number", int, where),
-                "head_branch": field(head, "ref", str, f"{where} head"),
-                "head_sha": sha40(head.get("sha"), f"{where} head sha"),
-                "base_branch": field(base, "ref", str, f"{where} base"),
-                "same_repository": same,
-            }
-        )
-    return digest(sorted(entries, key=lambda entry: entry["number"]))
-
-
-def _gates(snapshot: PullRequestSnapshot, pull_request: dict[str, Any], threads: list[dict[str, Any]]) -> dict[str, str]:
+def _gates(snapshot: PullRequestSnapshot, pull_request: PullRequestFacts, threads: list[ThreadObservation]) -> Gates:
     for review in snapshot.reviews:
         positive_id(review, "review")
         if review.get("submitted_at") is not None:
@@ -239,7 +195,7 @@ def _gates(snapshot: PullRequestSnapshot, pull_request: dict[str, Any], threads:
     }
 
 
-def normalize_snapshot(snapshot: PullRequestSnapshot, repository: str, pr_number: int, run_id: str) -> dict[str, Any]:
+def normalize_snapshot(snapshot: PullRequestSnapshot, repository: str, pr_number: int, run_id: str) -> PullRequestObservation:
     """The observation document from raw answers: pure, and all-or-nothing."""
     authenticated_user_id = positive_id(snapshot.user, "GET /user")
     pull_request = _normalize_pull(snapshot.pull, repository, pr_number)
@@ -252,7 +208,6 @@ def normalize_snapshot(snapshot: PullRequestSnapshot, repository: str, pr_number
         (snapshot.reactions, "reactions"),
         (snapshot.check_runs, "check runs"),
         (snapshot.statuses, "commit statuses"),
-        (snapshot.open_pulls, "open pull requests"),
     ):
         objects(items, where)
     requests, claims, anomalies = loop_comments(snapshot.issue_comments, authenticated_user_id, run_id)
@@ -279,5 +234,4 @@ def normalize_snapshot(snapshot: PullRequestSnapshot, repository: str, pr_number
         "plus_one_reactions": plus_one_reactions(snapshot.reactions),
         "threads": threads,
         "gates": _gates(snapshot, pull_request, threads),
-        "open_prs_sha256": open_prs_digest(snapshot.open_pulls),
     }

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from observe.github.pull_request import open_prs_digest
+from evaluator.canonical import digest
+
 from observe.github.client import GitHubClient, split_repository
 from observe.github.errors import GitHubObservationError
 from observe.github.fields import field, positive_id, sha40
@@ -42,3 +43,24 @@ def existing_pull_request(client: GitHubClient, repository: str, head_branch: st
 def _same_repository(pull: dict[str, Any]) -> bool:
     head_repo, base_repo = pull["head"].get("repo"), field(pull["base"], "repo", dict, "pull request base")
     return isinstance(head_repo, dict) and str(head_repo.get("full_name", "")).lower() == str(base_repo.get("full_name", "")).lower()
+
+
+def open_prs_digest(open_pulls: list[dict[str, Any]]) -> str:
+    """``open_prs_sha256``: the canonical digest of every open PR's identity, by number."""
+    entries = []
+    for pull in open_pulls:
+        where = "open pull request"
+        base, head = field(pull, "base", dict, where), field(pull, "head", dict, where)
+        base_repo, head_repo = field(base, "repo", dict, f"{where} base"), head.get("repo")
+        base_name = field(base_repo, "full_name", str, where).lower()
+        same = isinstance(head_repo, dict) and str(head_repo.get("full_name", "")).lower() == base_name
+        entries.append(
+            {
+                "number": field(pull, "number", int, where),
+                "head_branch": field(head, "ref", str, f"{where} head"),
+                "head_sha": sha40(head.get("sha"), f"{where} head sha"),
+                "base_branch": field(base, "ref", str, f"{where} base"),
+                "same_repository": same,
+            }
+        )
+    return digest(sorted(entries, key=lambda entry: entry["number"]))

@@ -17,10 +17,15 @@ from observe.github import codex_signals
 from observe.github.errors import GitHubObservationError
 from observe.github.fields import author_id, body_text, instant, positive_id, sha40, timestamp
 from observe.github.loop_markers import classify_issue_comment
+from observe.github.observation import Claim, PlusOneReaction, RequestMarker, Response, SummaryRow, UnavailableReply
 
 
-def loop_comments(comments: list[dict[str, Any]], user_id: int, run_id: str) -> tuple[list, list, list]:
-    requests, claims, anomalies = [], [], []
+def loop_comments(
+    comments: list[dict[str, Any]], user_id: int, run_id: str
+) -> tuple[list[RequestMarker], list[Claim], list[str]]:
+    requests: list[RequestMarker] = []
+    claims: list[Claim] = []
+    anomalies: list[int] = []
     for comment in comments:
         if author_id(comment) != user_id:
             continue
@@ -60,7 +65,7 @@ def loop_comments(comments: list[dict[str, Any]], user_id: int, run_id: str) -> 
 class RequestIndex:
     """Answers "which request did this answer?" and "which head is this short sha?"."""
 
-    def __init__(self, requests: list[dict[str, Any]]):
+    def __init__(self, requests: list[RequestMarker]):
         self._by_time = sorted(requests, key=lambda r: (instant(r["created_at"]), r["comment_id"]))
         self._heads = {r["head_sha"] for r in requests}
 
@@ -78,7 +83,16 @@ class RequestIndex:
         return matches.pop() if matches else None
 
 
-def _response(source: str, item_id: int, body: str, commit_sha: str | None, created_at: str, version_at: str, requests: RequestIndex, clean: bool) -> dict[str, Any]:
+def _response(
+    source: str,
+    item_id: int,
+    body: str,
+    commit_sha: str | None,
+    created_at: str,
+    version_at: str,
+    requests: RequestIndex,
+    clean: bool,
+) -> Response:
     return {
         "body_sha256": text_digest(body),
         "bot_id": TRUSTED_CODEX_BOT_ID,
@@ -93,8 +107,12 @@ def _response(source: str, item_id: int, body: str, commit_sha: str | None, crea
     }
 
 
-def codex_issue_comments(comments: list[dict[str, Any]], requests: RequestIndex) -> tuple[list, list, list]:
-    responses, unavailable, summary_rows = [], [], []
+def codex_issue_comments(
+    comments: list[dict[str, Any]], requests: RequestIndex
+) -> tuple[list[Response], list[UnavailableReply], list[SummaryRow]]:
+    responses: list[Response] = []
+    unavailable: list[UnavailableReply] = []
+    summary_rows: list[SummaryRow] = []
     for comment in comments:
         if not codex_signals.is_trusted_codex_author(comment.get("user")):
             continue
@@ -119,8 +137,8 @@ def codex_issue_comments(comments: list[dict[str, Any]], requests: RequestIndex)
     return responses, unavailable, summary_rows
 
 
-def codex_reviews(reviews: list[dict[str, Any]], requests: RequestIndex) -> list[dict[str, Any]]:
-    responses = []
+def codex_reviews(reviews: list[dict[str, Any]], requests: RequestIndex) -> list[Response]:
+    responses: list[Response] = []
     for review in reviews:
         if not codex_signals.is_trusted_codex_author(review.get("user")):
             continue
@@ -133,8 +151,8 @@ def codex_reviews(reviews: list[dict[str, Any]], requests: RequestIndex) -> list
     return responses
 
 
-def codex_review_comments(comments: list[dict[str, Any]], requests: RequestIndex) -> list[dict[str, Any]]:
-    responses = []
+def codex_review_comments(comments: list[dict[str, Any]], requests: RequestIndex) -> list[Response]:
+    responses: list[Response] = []
     for comment in comments:
         if not codex_signals.is_trusted_codex_author(comment.get("user")):
             continue
@@ -148,8 +166,8 @@ def codex_review_comments(comments: list[dict[str, Any]], requests: RequestIndex
     return responses
 
 
-def plus_one_reactions(reactions: list[dict[str, Any]]) -> list[dict[str, str]]:
-    found = []
+def plus_one_reactions(reactions: list[dict[str, Any]]) -> list[PlusOneReaction]:
+    found: list[PlusOneReaction] = []
     for reaction in reactions:
         if reaction.get("content") == "+1" and codex_signals.is_trusted_codex_reactor(reaction.get("user")):
             reaction_id = positive_id(reaction, "reaction")

@@ -17,6 +17,7 @@ from observe.github.client import GitHubClient
 from observe.github.errors import GitHubObservationError
 from observe.github.fields import timestamp
 from observe.github.loop_markers import reply_round
+from observe.github.observation import ThreadObservation
 
 _COMMENT_FIELDS = """
         totalCount
@@ -176,7 +177,7 @@ def position_digest(thread: dict[str, Any]) -> str:
     )
 
 
-def normalize_thread(thread: dict[str, Any], authenticated_user_id: int, run_id: str) -> dict[str, Any]:
+def normalize_thread(thread: dict[str, Any], authenticated_user_id: int, run_id: str) -> ThreadObservation:
     where = f"thread {thread['id']}"
     comments = thread["comments"]
     if not comments:

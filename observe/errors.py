@@ -1,0 +1,143 @@
+"""The one error base of observation, and the catalogue of every code it carries.
+
+An observation either completes or raises an ``ObserveError``: a partial
+document is never returned. ``code`` is a stable kebab-case name from
+``CATALOGUE``; ``message`` is for people, names the path or setting
+concerned, and is built only from values this project controls (status
+codes, paths, counts, header numbers), never from response text or a token.
+
+Each wing raises its own subclass, limited to its own codes:
+``GitHubObservationError`` (observe/github/errors.py), ``GitObservationError``
+(observe/git/runner.py), ``RegistryError`` (observe/registry.py),
+``DigestError`` (observe/evaluator_digest.py) and ``CollectionError`` (the
+collector's own checks, observe/collect.py). The collector CLI catches this
+base alone, so every failure it knows leaves with its code.
+
+references/errors.md ("Collector") lists the same codes for people;
+tests/test_observe_errors.py keeps the three (this catalogue, the codes the
+source raises, the reference) equal. This module imports nothing of the
+project, so every wing can import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+GITHUB_CODES: Mapping[str, str] = {
+    "github-token-missing": "no explicit token, no GH_TOKEN/GITHUB_TOKEN, and no token from the --gh CLI",
+    "github-unauthorized": "HTTP 401",
+    "github-forbidden": "HTTP 403 that is not a rate limit, where the endpoint has no meaning for it",
+    "github-not-found": "HTTP 404 for something that must exist (the PR, the base branch)",
+    "github-unexpected-status": "any other non-2xx, a redirect, or a 304 never asked for",
+    "github-server-error": "HTTP 5xx after every retry",
+    "github-rate-limited": "403 primary limit, 403/429 secondary limit, after retries or beyond the wait cap",
+    "github-timeout": "connect/read/write timeout after every retry",
+    "github-connection-failed": "other transport failure after every retry",
+    "github-malformed-json": "a body that is not strict UTF-8 JSON (truncated, garbage, wrong content type)",
+    "github-unexpected-shape": "valid JSON without the fields and types the observer relies on",
+    "github-graphql-errors": "GraphQL answered HTTP 200 with an `errors` member",
+    "github-incomplete-pagination": "a page missing, a loop, a count that does not add up",
+    "github-unrecognised-codex-summary": "a Codex summary comment or table row that cannot be read exactly",
+    "github-ambiguous-codex-comment": "a trusted Codex comment that matches two classifications",
+    "github-ambiguous-short-sha": "a short sha that expands to two different requested heads",
+    "github-ambiguous-pull-request": "more than one open same-repository pull request has the head branch",
+    "github-credential-echoed": "an answer (header, body or parsed JSON text) repeats the token; nothing of it is used",
+}
+
+GIT_CODES: Mapping[str, str] = {
+    "git-not-executable": "git is not given as an absolute path, or cannot be run",
+    "git-credential-helper-unsafe": "gh is not an existing plain absolute path",
+    "git-credential-env-invalid": "the credential environment cannot be built safely",
+    "git-home-not-empty": "the private HOME of the runner is missing or no longer empty",
+    "git-timeout": "a git command ran past its time limit",
+    "git-command-failed": "a git command exited with a status it may not",
+    "git-output-not-utf8": "git printed something that is not UTF-8",
+    "git-output-unexpected": "git printed something of an unexpected form (a config listing not in NUL-separated triples)",
+    "git-repository-invalid": "the repository is not lowercase owner/repo",
+    "git-dir-not-found": "the checkout has no readable .git directory or gitfile",
+    "git-config-changed": "filter drivers appeared in the configuration after the runner was built",
+    "git-include-present": "the configuration includes other files",
+    "git-insteadof-present": "a url.*.insteadOf rewrite is configured",
+    "git-http-config-present": "an http.* setting is configured (refused, not enumerated)",
+    "git-http-url-config-present": "a URL-scoped http.<url>.* setting is configured (it beats -c)",
+    "git-url-named-remote-present": "a remote is named like a URL",
+    "git-filter-driver-unneutralizable": "a filter driver whose name cannot go in -c, so it cannot be switched off",
+    "git-remote-not-found": "no remote has the canonical GitHub URL",
+    "git-remote-ambiguous": "several remotes have the canonical GitHub URL",
+    "git-remote-name-invalid": "a remote name that is not a plain name",
+    "git-remote-url-not-canonical": "the remote URL is not exactly https://github.com/<owner>/<repo>.git",
+    "git-base-ref-missing": "the base branch's remote-tracking ref does not name a commit",
+    "git-head-unborn": "HEAD does not name a commit",
+    "git-branch-invalid": "a branch name git refuses",
+    "git-sha-invalid": "a value that is not a 40-hex commit id",
+    "git-path-not-canonical": "a path that is not a canonical repository-relative path",
+    "git-path-duplicate": "a path given more than once",
+    "git-path-unobservable": "a path whose file-system facts cannot be read",
+    "git-path-record-invalid": "a path record to recheck is not an object with a string path",
+    "git-risk-acceptance-invalid": "a risk acceptance digest that is not 64 lowercase hex",
+    "git-isolation-unavailable": "the isolated profile's protections are not all on, a clean filter is active, or credentials are not gh's",
+    "command-executable-not-absolute": "a validation command whose executable is not an absolute path",
+    "command-executable-unreadable": "a validation command whose executable cannot be read",
+    "filesystem-scope-invalid": "a file-system read scope that is not a non-empty list of absolute paths",
+}
+
+REGISTRY_CODES: Mapping[str, str] = {
+    "registry-unreadable": "the automation registry directory is missing or cannot be listed",
+}
+
+DIGEST_CODES: Mapping[str, str] = {
+    "evaluator-digest-failed": "the installed evaluator cannot be digested faithfully",
+}
+
+COLLECTION_CODES: Mapping[str, str] = {
+    "document-invalid": "an input document is not strict canonical JSON",
+    "checkpoint-invalid": "the checkpoint is not a prompt document that --prompt accepted",
+    "request-body-mismatch": "the round-0 request on GitHub is not the approved template rendered with the final head",
+    "path-records-missing": "the document to recheck holds no path_records",
+    "path-records-changed": "a path record differs from the plan",
+}
+
+# Outcomes of the collector CLI itself, never raised as an ObserveError.
+CLI_CODES: Mapping[str, str] = {
+    "usage-error": "bad arguments or an unreadable input file (exit 2)",
+    "collector-credential-in-output": "the document would carry a form of the token; nothing is printed",
+    "collector-internal-error": "a failure the collector does not know (a bug); names only the exception's type",
+}
+
+CATALOGUE: Mapping[str, str] = {
+    **GITHUB_CODES,
+    **GIT_CODES,
+    **REGISTRY_CODES,
+    **DIGEST_CODES,
+    **COLLECTION_CODES,
+    **CLI_CODES,
+}
+
+
+class ObserveError(Exception):
+    """An observation that could not be made completely and exactly."""
+
+    codes: ClassVar[Mapping[str, str]] = {
+        code: meaning for code, meaning in CATALOGUE.items() if code not in CLI_CODES
+    }
+
+    def __init__(self, code: str, message: str):
+        if code not in self.codes:
+            raise ValueError(f"{type(self).__name__} has no error code {code!r}")
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+class CollectionError(ObserveError):
+    """A check of the collector's own: the inputs it reads and what it assembles from them."""
+
+    codes = COLLECTION_CODES
+
+
+class UsageError(Exception):
+    """The collector was called wrongly (exit 2); not an observation."""
