@@ -10,13 +10,16 @@ references/github-observations.md). Its rooms:
 - ``registry``: the Codex automation registry (TOML files);
 - ``evaluator_digest``: the digest that pins the installed evaluator;
 - ``errors``: the one error base, ``ObserveError``, and the catalogue of its codes;
+- ``network``: the one route to github.com (proxy, extra CA) the GitHub client
+  and git share;
 - ``collect``: one function per collector subcommand, observing and assembling;
 - ``cli``: the collector's command line (scripts/collect_state.py).
 
 Imports point at the core: this package may import ``evaluator``, never
 ``simulator``, ``tools``, ``bench`` or ``tests``; ``evaluator`` never imports
 it. Within it, ``github/``, ``git/``, ``registry`` and ``evaluator_digest``
-import only ``evaluator`` and ``observe.errors``, never each other; only
-``collect`` brings them together, and ``cli`` imports only ``collect`` and
-``errors`` (tests/test_import_direction.py checks all of this).
+import only ``evaluator``, ``observe.errors`` and (the two wings)
+``observe.network``, never each other; only ``collect`` brings them
+together, and ``cli`` imports only ``collect`` and ``errors``
+(tests/test_import_direction.py checks all of this).
 """

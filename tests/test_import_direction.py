@@ -18,8 +18,9 @@ PROJECT = ("evaluator", "observe", "simulator", "tools", "bench", "scripts", "te
 ALLOWED = {
     "evaluator": (),
     "observe.errors": (),
-    "observe.github": ("evaluator", "observe.errors"),
-    "observe.git": ("evaluator", "observe.errors"),
+    "observe.network": ("observe.errors",),
+    "observe.github": ("evaluator", "observe.errors", "observe.network"),
+    "observe.git": ("evaluator", "observe.errors", "observe.network"),
     "observe.registry": ("evaluator", "observe.errors"),
     "observe.evaluator_digest": ("observe.errors",),
     "observe.collect": ("evaluator", "observe"),
@@ -82,4 +83,4 @@ def test_the_rules_catch_a_forbidden_import(tmp_path):
     assert project_imports(probe) == {"tests.helpers.ROOT", "observe.cli"}
     prefix, allowed = rule_for("bench.github_requests")
     assert prefix == "bench" and not any(within("tests.helpers", target) for target in allowed)
-    assert rule_for("observe.github.client") == ("observe.github", ("evaluator", "observe.errors"))
+    assert rule_for("observe.github.client") == ("observe.github", ("evaluator", "observe.errors", "observe.network"))

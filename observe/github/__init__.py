@@ -6,6 +6,6 @@ request's comments, reviews, threads and gates into one typed observation
 (``pull_request``, ``observation``), and the open pull requests of the
 initial snapshot (``pulls``). Its error is ``GitHubObservationError``
 (``errors``). May import ``evaluator`` (policy, digests, the loop-marker
-grammar) and ``observe.errors``, and nothing else of this project
-(references/github-observations.md).
+grammar), ``observe.errors`` and ``observe.network``, and nothing else of
+this project (references/github-observations.md).
 """
