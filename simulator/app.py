@@ -97,7 +97,7 @@ class GitHubApp:
     def _respond(self, world: World, request: Request, fault: Any) -> Response:
         token = self._token(request)
         user = world.token_user(token)
-        if user is None:
+        if user is None or token is None:
             return self._error(401, "Bad credentials", {})
         authorization = request.headers.get("Authorization") or ""
         if fault is not None and fault.kind == "status":

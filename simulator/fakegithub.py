@@ -27,7 +27,7 @@ import copy
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -104,6 +104,11 @@ class _Refs(MutableMapping[tuple[str, str], str]):
         return sum(1 for _ in self)
 
 
+def _world_attribute(name: str) -> property:
+    """A FakeGitHub attribute that reads and writes the current World's."""
+    return property(lambda self: getattr(self.world, name), lambda self, value: setattr(self.world, name, value))
+
+
 class FakeGitHub:
     """The PR #7 scenario plus its server; ``reset()`` starts a new scenario."""
 
@@ -112,7 +117,6 @@ class FakeGitHub:
 
     def __init__(self) -> None:
         self.server: Server | None = None
-        self.world: World | None = None
         self._scratch = tempfile.TemporaryDirectory(prefix="fakegithub-")
         self._generation = 0
         self.reset()
@@ -147,8 +151,10 @@ class FakeGitHub:
                 cls._template = world.bare_repository(OWNER, REPO)
             return cls._template
 
+    world: World
+
     def reset(self) -> None:
-        old = self.world
+        old: World | None = getattr(self, "world", None)
         self._generation += 1
         world = World(Path(self._scratch.name) / f"world-{self._generation}", SimClock(_EPOCH))
         world.add_token(TOKEN, USERS["loop_owner"]["login"])
@@ -237,12 +243,9 @@ class FakeGitHub:
     def rate_reset(self) -> int:
         return self.world.rate_window(self.token).reset
 
-    def _knob(name: str) -> property:  # noqa: N805 (a property factory used in the class body)
-        return property(lambda self: getattr(self.world, name), lambda self, value: setattr(self.world, name, value))
-
-    link_host = _knob("link_host")
-    check_runs_total_override = _knob("check_runs_total_override")
-    thread_page_drops_cursor = _knob("thread_page_drops_cursor")
+    link_host = _world_attribute("link_host")
+    check_runs_total_override = _world_attribute("check_runs_total_override")
+    thread_page_drops_cursor = _world_attribute("thread_page_drops_cursor")
 
     # -- scenario builders ---------------------------------------------------
 
@@ -288,7 +291,7 @@ class FakeGitHub:
 
     def add_thread(self, root_author: dict[str, Any] | None, root_body: str, created_at: str, *, thread_id: str | None = None,
                    resolved: bool = False, outdated: bool = False, path: str = "src/retry.py", line: int | None = 12,
-                   replies: list[tuple[dict[str, Any] | None, str, str]] = (), last_edited_at: str | None = None) -> dict[str, Any]:
+                   replies: Sequence[tuple[dict[str, Any] | None, str, str]] = (), last_edited_at: str | None = None) -> dict[str, Any]:
         """A review thread seen through GraphQL only (no REST review comment behind it)."""
         number = self.new_id()
         comments = [{"id": f"PRRC_{number:08d}_0", "databaseId": number, "body": root_body, "createdAt": created_at,

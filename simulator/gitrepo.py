@@ -116,6 +116,12 @@ class BareRepository:
         except GitError:
             return False
 
+    def path_changed(self, old: str, new: str, path: str) -> bool:
+        """Whether ``path`` differs between two commits (False when either is not held)."""
+        if not (self.has_commit(old) and self.has_commit(new)):
+            return False
+        return bool(self.git("diff", "--name-only", old, new, "--", path))
+
     # -- commits ----------------------------------------------------------
 
     def commit(self, branch: str, files: dict[str, str], message: str, when: datetime, *, parents: list[str] | None = None) -> str:

@@ -158,7 +158,7 @@ class Rest:
         body = self._body(request)
         if "state" in body and body["state"] not in ("open", "closed"):
             raise ApiError(422, "Validation Failed")
-        changes = {key: body[key] for key in ("title", "body", "state", "base") if key in body}
+        changes: dict[str, Any] = {key: body[key] for key in ("title", "body", "state", "base") if key in body}
         return 200, self.world.update_pull_request(owner, repo, self._number(pull_number), changes)
 
     def merge_pull(self, request: dict[str, Any], owner: str, repo: str, pull_number: str) -> tuple[int, Any]:

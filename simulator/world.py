@@ -21,7 +21,7 @@ import shutil
 import tempfile
 import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -320,10 +320,21 @@ class World:
                 pull["head"]["sha"] = tip
                 pull["statuses_url"] = f"{API}/repos/{repository.full_name}/statuses/{tip}"
                 pull["_links"]["statuses"] = {"href": pull["statuses_url"]}
+                self._follow_head(repository, pull["number"], tip)
                 self.emit("pull_request.synchronize", repository=repository, number=pull["number"], pull=pull)
         base_tip = repository.tip(pull["base"]["ref"])
         if base_tip is not None:
             pull["base"]["sha"] = base_tip
+
+    def _follow_head(self, repository: Repository, number: int, tip: str) -> None:
+        """After a push: review comments name the new head (``original_commit_id`` keeps the reviewed one),
+        and a thread whose file changed since the commit it was written on becomes outdated."""
+        for comment in repository.review_comments.get(number, []):
+            comment["commit_id"] = tip
+        for thread in repository.threads.get(number, []):
+            commit = thread.get("commit")
+            if commit and not thread["isOutdated"] and repository.bare.path_changed(commit, tip, thread["path"]):
+                thread["isOutdated"] = True
 
     def notice_push(self, owner: str, name: str) -> None:
         """Bring every open pull request of a repository up to its branch tips (call after a git push)."""
@@ -488,7 +499,7 @@ class World:
 
     def add_review(self, owner: str, name: str, number: int, user: dict[str, Any] | str, body: str, state: str, *,
                    commit_id: str | None = None, submitted_at: str | None = None,
-                   comments: list[dict[str, Any]] = ()) -> dict[str, Any]:
+                   comments: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
         """Submit a review; each of ``comments`` ({path, line, body}) opens a review thread."""
         repository = self.repository(owner, name)
         account = self.user(user) if isinstance(user, str) else user

@@ -63,6 +63,23 @@ def test_a_real_git_push_moves_the_branch_and_the_pull_request_head(world, api, 
     assert [p["sha"] for p in branch["commit"]["parents"]] == [pull["head"]["sha"]]
 
 
+def test_a_push_moves_review_comments_and_outdates_threads_on_changed_files(world, api):
+    pull = open_pull(world, api)
+    reviewed = pull["head"]["sha"]
+    api("POST", f"{REPO}/pulls/1/reviews", {"event": "COMMENT", "comments": [{"path": "src/app.py", "line": 1, "body": "a"},
+                                                                              {"path": "README.md", "line": 1, "body": "b"}]})
+    pushed = world.commit(OWNER, NAME, "feature/x", {"src/app.py": "print('hello!')\n"}, "Address a")
+    world.notice_push(OWNER, NAME)
+
+    comments = api("GET", f"{REPO}/pulls/1/comments")[1]
+    assert {(c["commit_id"], c["original_commit_id"]) for c in comments} == {(pushed, reviewed)}
+    threads = api.graphql(THREADS, {"owner": OWNER, "name": NAME, "number": 1})["data"]["repository"]["pullRequest"]["reviewThreads"]
+    assert [t["path"] for t in threads["nodes"]] == ["src/app.py", "README.md"]
+    outdated = api.graphql("query($owner: String!, $name: String!) { rateLimit { cost } repository(owner: $owner, name: $name) {"
+                           " pullRequest(number: 1) { reviewThreads(first: 10) { nodes { isOutdated } } } } }", {"owner": OWNER, "name": NAME})
+    assert [n["isOutdated"] for n in outdated["data"]["repository"]["pullRequest"]["reviewThreads"]["nodes"]] == [True, False]
+
+
 def test_pull_requests_are_created_listed_updated_closed_and_reopened(world, api):
     pull = open_pull(world, api)
     assert (pull["number"], pull["state"], pull["user"]["login"], pull["created_at"]) == (1, "open", "loop-owner", world.clock.iso())

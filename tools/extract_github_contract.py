@@ -209,7 +209,9 @@ def subset_sdl(schema: GraphQLSchema, used: dict[str, set[str]]) -> str:
             current.update(fields)
 
     for name, fields in used.items():
-        want(schema.get_type(name), fields)
+        named_type = schema.get_type(name)
+        assert named_type is not None, name  # the documents validated against this schema
+        want(named_type, fields)
     changed = True
     while changed:
         changed = False
@@ -217,7 +219,8 @@ def subset_sdl(schema: GraphQLSchema, used: dict[str, set[str]]) -> str:
             named = schema.get_type(name)
             if not isinstance(named, (GraphQLObjectType, GraphQLInterfaceType)):
                 continue
-            names = set(named.fields) if keep[name] is None else set(keep[name])
+            kept = keep[name]
+            names = set(named.fields) if kept is None else set(kept)
             for interface in named.interfaces:
                 if interface.name in keep:
                     names |= set(interface.fields)  # an implementation carries its interfaces' fields
@@ -242,7 +245,8 @@ def render_sdl(schema: GraphQLSchema, keep: dict[str, set[str] | None]) -> str:
         for name, argument in field.args.items():
             default = ""
             if argument.default_value is not graphql.Undefined:
-                default = " = " + graphql.print_ast(graphql.ast_from_value(argument.default_value, argument.type))
+                literal = graphql.ast_from_value(argument.default_value, argument.type)
+                default = "" if literal is None else " = " + graphql.print_ast(literal)
             parts.append(f"{name}: {argument.type}{default}")
         return "(" + ", ".join(parts) + ")"
 
@@ -255,6 +259,7 @@ def render_sdl(schema: GraphQLSchema, keep: dict[str, set[str] | None]) -> str:
             lines.append(f"  {name}{args}: {field.type}{deprecated}")
         return lines
 
+    assert schema.query_type is not None and schema.mutation_type is not None
     blocks = [f"schema {{\n  query: {schema.query_type.name}\n  mutation: {schema.mutation_type.name}\n}}"]
     for name in sorted(keep):
         named = schema.get_type(name)
@@ -284,7 +289,7 @@ def published_schema(introspection: bytes) -> GraphQLSchema:
     # The published schema breaks one newer consistency rule of graphql-core
     # (a deprecated implementation of a non-deprecated interface field); that
     # rule is about the schema, not about the documents checked against it.
-    schema._validation_errors = []  # type: ignore[attr-defined]
+    schema._validation_errors = []
     return schema
 
 
