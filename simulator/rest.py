@@ -63,6 +63,7 @@ class Rest:
             ("POST", repo + "/pulls", self.create_pull),
             ("GET", repo + "/pulls/{pull_number}", self.get_pull),
             ("PATCH", repo + "/pulls/{pull_number}", self.update_pull),
+            ("GET", repo + "/pulls/{pull_number}/merge", self.pull_merged),
             ("PUT", repo + "/pulls/{pull_number}/merge", self.merge_pull),
             ("GET", repo + "/pulls/{pull_number}/reviews", self.list_reviews),
             ("POST", repo + "/pulls/{pull_number}/reviews", self.create_review),
@@ -82,6 +83,7 @@ class Rest:
             ("GET", repo + "/commits/{ref}/status", self.combined_status),
             ("POST", repo + "/statuses/{sha}", self.create_status),
             ("GET", repo + "/git/ref/{ref}", self.get_ref),
+            ("DELETE", repo + "/git/refs/{ref}", self.delete_ref),
             ("GET", repo + "/branches/{branch}/protection", self.get_protection),
             ("GET", repo + "/branches/{branch}", self.get_branch),
         ]
@@ -168,6 +170,11 @@ class Rest:
             raise ApiError(422, "Validation Failed")
         return 200, self.world.merge_pull_request(owner, repo, self._number(pull_number), sha=body.get("sha"), method=method,
                                                   title=body.get("commit_title"), message=body.get("commit_message"))
+
+    def pull_merged(self, request: dict[str, Any], owner: str, repo: str, pull_number: str) -> tuple[int, Any]:
+        if not self.world.pull_request(owner, repo, self._number(pull_number))["merged"]:
+            raise ApiError(404, "Not Found")
+        return 204, None
 
     # -- reviews and review comments -----------------------------------------
 
@@ -320,6 +327,15 @@ class Rest:
         api = f"{API}/repos/{repository.full_name}"
         return 200, {"ref": f"refs/heads/{branch}", "node_id": f"REF_sim{branch}", "url": f"{api}/git/refs/heads/{branch}",
                      "object": {"type": "commit", "sha": sha, "url": f"{api}/git/commits/{sha}"}}
+
+    def delete_ref(self, request: dict[str, Any], owner: str, repo: str, ref: str) -> tuple[int, Any]:
+        repository = self._repo(owner, repo)
+        branch = ref.removeprefix("heads/")
+        if not ref.startswith("heads/") or repository.tip(branch) is None:
+            raise ApiError(422, "Reference does not exist")
+        repository.bare.delete_ref(branch)
+        self.world.emit("branch.deleted", repository=repository, branch=branch)
+        return 204, None
 
     def _commit(self, repository: Repository, sha: str) -> dict[str, Any]:
         """The ``commit`` schema for a tip; a pinned name the repository does not hold gets neutral details."""

@@ -118,6 +118,11 @@ def test_merge_checks_the_head_and_writes_a_merge_commit(world, api):
     _, after, _ = api("GET", f"{REPO}/pulls/1")
     assert (after["state"], after["merged"], after["merged_at"], after["merge_commit_sha"]) == ("closed", True, world.clock.iso(), merged["sha"])
     assert api("PUT", f"{REPO}/pulls/1/merge", {})[0] == 405
+    assert api("GET", f"{REPO}/pulls/1/merge")[0] == 204
+
+    assert api("DELETE", f"{REPO}/git/refs/heads/feature/x")[0] == 204  # the head branch, deleted after the merge
+    assert bare.ref("feature/x") is None and api("GET", f"{REPO}/git/ref/heads/feature/x")[0] == 404
+    assert api("GET", f"{REPO}/pulls/1")[1]["head"]["sha"] == pull["head"]["sha"]  # a merged PR keeps its head
 
 
 def test_issue_comments_are_created_edited_and_deleted_on_the_clock(world, api):
