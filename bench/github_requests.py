@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.dont_write_bytecode = True  # the skill's code directories hold no bytecode cache (references/automation-registry.md)
 sys.path.insert(0, str(ROOT))
 
 from simulator.fakegithub import (  # noqa: E402

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.dont_write_bytecode = True  # the skill's code directories hold no bytecode cache (references/automation-registry.md)
 sys.path.insert(0, str(ROOT))
 
 FIXTURE = ROOT / "fixtures" / "initial" / "valid" / "new-pr-branch-validate-commit-push.json"

@@ -92,7 +92,8 @@ REGISTRY_CODES: Mapping[str, str] = {
 }
 
 DIGEST_CODES: Mapping[str, str] = {
-    "evaluator-digest-failed": "the installed evaluator cannot be digested faithfully",
+    "evaluator-digest-failed": "the installed skill code cannot be digested faithfully",
+    "evaluator-compiled-code-present": "a __pycache__, bytecode file or extension module in evaluator/, observe/ or scripts/",
 }
 
 COLLECTION_CODES: Mapping[str, str] = {

@@ -1,4 +1,4 @@
-"""Directory digests, and the digest of the installed evaluator.
+"""Directory digests, and the digest of the installed skill code (the evaluator pin).
 
 The directory digest rule (references/digests.md): for each file in path
 order, its relative path as UTF-8, a NUL byte, then the raw 32-byte SHA-256 of
@@ -7,11 +7,14 @@ its content; the digest is the lowercase hex SHA-256 of that concatenation.
 UTF-8 byte order, and to ``LC_ALL=C sort``). A path never contains NUL and
 each content hash is exactly 32 bytes, so the concatenation is unambiguous.
 
-Why the evaluator is digested: the bootstrap records ``evaluator_sha256`` in
-its checkpoint and every wakeup recomputes it before trusting the evaluator's
-action. The evaluator is the safety kernel; an agent that edited it mid-loop
-(to silence a check, or "fix" a stop) would otherwise be steering the loop
-with its own rules. A changed digest is state drift, so the loop stops instead.
+Why the skill's code is digested: the bootstrap records ``evaluator_sha256``
+in its checkpoint and every wakeup recomputes it before trusting the
+evaluator's action. The evaluator is the safety kernel, and the collector
+builds what it judges (and computes this very pin); an agent that edited
+either mid-loop (to silence a check, or "fix" a stop) would otherwise be
+steering the loop with its own rules. A changed digest is state drift, so the
+loop stops instead. What is pinned and refused, and how the scripts make sure
+nothing else is loaded: references/automation-registry.md#the-evaluator-digest.
 """
 
 from __future__ import annotations
@@ -19,17 +22,23 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Callable
 
 from observe.errors import DIGEST_CODES, ObserveError
 
-EVALUATOR_PACKAGE = "evaluator"
-EVALUATOR_ENTRY_POINT = "scripts/evaluate_state.py"
+# Every directory the entry points load code from: the two packages and the
+# scripts themselves (with their loader, scripts/isolation.py).
+CODE_DIRECTORIES = ("evaluator", "observe", "scripts")
+ENTRY_POINTS = ("scripts/evaluate_state.py", "scripts/collect_state.py")
+# Files Python could load as code without reading a pinned source: bytecode and
+# extension modules. Never pinned (caches change on their own), always refused.
+_BYTECODE_CACHE = "__pycache__"
+_LOADABLE_NON_SOURCE = (".pyc", ".pyo", ".so", ".pyd", ".dylib")
 _CHUNK = 1 << 20
 
 
 class DigestError(ObserveError):
-    """A file set that cannot be digested faithfully (escaping symlink, bad path, missing file)."""
+    """A file set that cannot be digested faithfully (escaping symlink, bad path,
+    missing file), or skill code that carries compiled code."""
 
     codes = DIGEST_CODES
 
@@ -39,11 +48,11 @@ def directory_digest(root: Path, files: list[str] | None = None) -> str:
 
     Input order does not matter. A path that is not a canonical relative path,
     repeats, is not a regular file, or resolves outside ``root`` is refused.
-    The default walk takes every file, caches included: a caller digesting code
-    that Python runs should pass an explicit list (as ``evaluator_sha256`` does).
+    The default walk takes every file, caches included: code that Python runs
+    is digested by ``evaluator_sha256``, which refuses caches instead.
     """
     base = Path(root).resolve(strict=True)
-    relative_paths = _walk(base, base, lambda name: True, skip_dirs=()) if files is None else list(files)
+    relative_paths = _walk(base, base, refuse_compiled=False) if files is None else list(files)
     if len(set(relative_paths)) != len(relative_paths):
         raise DigestError("evaluator-digest-failed", "the file list names a path more than once")
     stream = hashlib.sha256()
@@ -54,23 +63,31 @@ def directory_digest(root: Path, files: list[str] | None = None) -> str:
 
 
 def evaluator_sha256(project_root: Path) -> str:
-    """The digest of the installed evaluator: every ``*.py`` under evaluator/ plus the entry point.
+    """The digest of the installed skill code: every file of every code directory.
 
-    ``__pycache__`` is skipped because Python rewrites it on import, so it is
-    not pinned: a .pyc planted with the source's recorded mtime and size would
-    still load. Run the evaluator with ``PYTHONPYCACHEPREFIX`` set to a fresh
-    directory to close that gap. The entry point must exist: an install
-    without it is incomplete, and a missing file must not digest to a value.
+    Every file counts, whatever its name or extension, so nothing can be added
+    next to the pinned code without changing the digest. A bytecode cache
+    directory, a bytecode file or an extension module is refused outright: the
+    scripts never write or read bytecode in the skill, so one that exists was
+    put there by something else. The entry points must exist: an install
+    without them is incomplete, and a missing file must not digest to a value.
     """
     base = Path(project_root).resolve(strict=True)
-    package = base / EVALUATOR_PACKAGE
-    if not package.is_dir() or package.is_symlink():
-        raise DigestError("evaluator-digest-failed", f"{EVALUATOR_PACKAGE}/ is missing or not a plain directory under {base}")
-    files = _walk(base, package, lambda name: name.endswith(".py"), skip_dirs=("__pycache__",))
-    return directory_digest(base, files + [EVALUATOR_ENTRY_POINT])
+    files: list[str] = []
+    for directory in CODE_DIRECTORIES:
+        top = base / directory
+        if not top.is_dir() or top.is_symlink():
+            raise DigestError("evaluator-digest-failed", f"{directory}/ is missing or not a plain directory under {base}")
+        files += _walk(base, top, refuse_compiled=True)
+    for entry_point in ENTRY_POINTS:
+        if entry_point not in files:
+            raise DigestError("evaluator-digest-failed", f"{entry_point} is missing under {base}")
+    return directory_digest(base, files)
 
 
-def _walk(base: Path, top: Path, keep: Callable[[str], bool], skip_dirs: tuple[str, ...]) -> list[str]:
+def _walk(base: Path, top: Path, *, refuse_compiled: bool) -> list[str]:
+    """Every file under ``top`` (relative POSIX paths), refusing directory symlinks
+    and, when asked, bytecode caches, bytecode files and extension modules."""
     found = []
 
     def fail(error: OSError) -> None:
@@ -79,12 +96,21 @@ def _walk(base: Path, top: Path, keep: Callable[[str], bool], skip_dirs: tuple[s
     for directory, subdirectories, names in os.walk(top, onerror=fail):
         here = Path(directory)
         for name in subdirectories:
+            relative = (here / name).relative_to(base).as_posix()
             # os.walk does not descend into a directory symlink; silently leaving
             # its files out would leave importable code unpinned.
             if (here / name).is_symlink():
-                raise DigestError("evaluator-digest-failed", f"{(here / name).relative_to(base).as_posix()} is a directory symlink")
-        subdirectories[:] = sorted(name for name in subdirectories if name not in skip_dirs)
-        found.extend((here / name).relative_to(base).as_posix() for name in names if keep(name))
+                raise DigestError("evaluator-digest-failed", f"{relative} is a directory symlink")
+            if refuse_compiled and name == _BYTECODE_CACHE:
+                message = "a bytecode cache in the skill's code is refused (delete it; the scripts write none)"
+                raise DigestError("evaluator-compiled-code-present", f"{relative}/: {message}")
+        subdirectories.sort()
+        for name in names:
+            relative = (here / name).relative_to(base).as_posix()
+            if refuse_compiled and name.endswith(_LOADABLE_NON_SOURCE):
+                message = "compiled code in the skill's code is refused; only sources are pinned and loaded"
+                raise DigestError("evaluator-compiled-code-present", f"{relative}: {message}")
+            found.append(relative)
     return found
 
 

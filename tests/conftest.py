@@ -1,8 +1,17 @@
 import os
+import shutil
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# The skill's code directories never hold bytecode: the evaluator pin refuses a
+# __pycache__ there (references/automation-registry.md#bytecode-caches). Tests
+# import that code in-process, so they write no bytecode, and caches left by an
+# earlier plain import are removed before anything is imported.
+sys.dont_write_bytecode = True
+for _code_directory in ("evaluator", "observe", "scripts"):
+    for _cache in sorted((ROOT / _code_directory).rglob("__pycache__")):
+        shutil.rmtree(_cache)
 sys.path.insert(0, str(ROOT))
 
 # Loopback servers only: never let an inherited proxy see test traffic.

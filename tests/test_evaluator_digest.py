@@ -136,57 +136,91 @@ def test_repeated_missing_and_non_file_entries_are_refused(tmp_path: Path) -> No
         directory_digest(root, ["a"])
 
 
-# -- the installed evaluator --------------------------------------------------
+# -- the installed skill code (the evaluator pin) ----------------------------
 
-EVALUATOR_TREE = {
+SKILL_TREE = {
     "evaluator/__init__.py": b"",
     "evaluator/policy.py": b"HEARTBEAT_RRULE = 'FREQ=MINUTELY;INTERVAL=2'\n",
     "evaluator/models/initial.py": b"class Initial: ...\n",
-    "scripts/evaluate_state.py": b"from evaluator.cli import main\nmain()\n",
-}
-NOT_PINNED = {
-    "evaluator/__pycache__/policy.cpython-311.pyc": b"\x00compiled",
-    "evaluator/__pycache__/stray.py": b"print('cache')\n",
     "evaluator/schema.json": b"{}\n",
-    "scripts/other.py": b"print('not the entry point')\n",
+    "observe/__init__.py": b"",
+    "observe/evaluator_digest.py": b"def evaluator_sha256(root): ...\n",
+    "scripts/evaluate_state.py": b"from evaluator.cli import main\nmain()\n",
+    "scripts/collect_state.py": b"from observe.cli import main\nmain()\n",
+    "scripts/isolation.py": b"def run(script, module): ...\n",
+}
+# Outside the code directories: the scripts never put these on the import path.
+NOT_PINNED = {
     "README.md": b"# project\n",
+    "json.py": b"print('not on the path')\n",
+    "tests/test_policy.py": b"def test(): ...\n",
 }
 
 
-def test_evaluator_digest_covers_exactly_the_evaluator(tmp_path: Path) -> None:
-    root = build(tmp_path / "project", {**EVALUATOR_TREE, **NOT_PINNED})
-    assert evaluator_sha256(root) == independent_digest(EVALUATOR_TREE)
+def test_the_pin_covers_every_file_of_the_code_directories_and_nothing_else(tmp_path: Path) -> None:
+    root = build(tmp_path / "project", {**SKILL_TREE, **NOT_PINNED})
+    assert evaluator_sha256(root) == independent_digest(SKILL_TREE)
 
 
-def test_edited_evaluator_changes_its_digest_and_caches_do_not(tmp_path: Path) -> None:
-    root = build(tmp_path / "project", {**EVALUATOR_TREE, **NOT_PINNED})
+@pytest.mark.parametrize("added", ["evaluator/rules/new.py", "scripts/json.py", "observe/notes.txt", "evaluator/policy.py.orig"])
+def test_any_added_file_changes_the_pin(tmp_path: Path, added: str) -> None:
+    root = build(tmp_path / "project", SKILL_TREE)
     recorded = evaluator_sha256(root)
-    (root / "evaluator" / "__pycache__" / "policy.cpython-311.pyc").write_bytes(b"\x00recompiled")
-    (root / "scripts" / "other.py").write_bytes(b"changed\n")
-    assert evaluator_sha256(root) == recorded
-    (root / "evaluator" / "policy.py").write_bytes(b"HEARTBEAT_RRULE = 'FREQ=MINUTELY;INTERVAL=3'\n")
-    assert evaluator_sha256(root) != recorded
-    (root / "evaluator" / "policy.py").write_bytes(EVALUATOR_TREE["evaluator/policy.py"])
-    (root / "evaluator" / "models" / "added.py").write_bytes(b"")
+    build(root, {added: b""})
+    assert evaluator_sha256(root) == independent_digest({**SKILL_TREE, added: b""}) != recorded
+
+
+@pytest.mark.parametrize("edited", ["evaluator/policy.py", "observe/evaluator_digest.py", "scripts/isolation.py"])
+def test_an_edit_anywhere_in_the_skill_code_changes_the_pin(tmp_path: Path, edited: str) -> None:
+    root = build(tmp_path / "project", SKILL_TREE)
+    recorded = evaluator_sha256(root)
+    (root / edited).write_bytes(SKILL_TREE[edited] + b"# steer\n")
     assert evaluator_sha256(root) != recorded
 
 
-def test_evaluator_without_its_entry_point_is_refused(tmp_path: Path) -> None:
-    tree = dict(EVALUATOR_TREE)
-    del tree["scripts/evaluate_state.py"]
-    root = build(tmp_path / "project", tree)
-    with pytest.raises(DigestError, match="scripts/evaluate_state.py"):
+@pytest.mark.parametrize(
+    "planted, reason",
+    [
+        ("evaluator/__pycache__/policy.cpython-311.pyc", "bytecode cache"),
+        ("scripts/__pycache__/isolation.cpython-311.pyc", "bytecode cache"),
+        ("evaluator/policy.pyc", "compiled code"),
+        ("observe/cli.pyo", "compiled code"),
+        ("evaluator/policy.cpython-311-x86_64-linux-gnu.so", "compiled code"),
+        ("evaluator/policy.abi3.so", "compiled code"),
+        ("observe/github/client.pyd", "compiled code"),
+    ],
+)
+def test_bytecode_and_extension_modules_are_refused(tmp_path: Path, planted: str, reason: str) -> None:
+    root = build(tmp_path / "project", {**SKILL_TREE, planted: b"\x00compiled"})
+    with pytest.raises(DigestError, match=reason):
         evaluator_sha256(root)
 
 
-def test_evaluator_missing_is_refused(tmp_path: Path) -> None:
-    root = build(tmp_path / "project", {"scripts/evaluate_state.py": b""})
-    with pytest.raises(DigestError, match="evaluator/ is missing"):
+def test_an_empty_bytecode_cache_directory_is_refused(tmp_path: Path) -> None:
+    root = build(tmp_path / "project", SKILL_TREE)
+    (root / "observe" / "__pycache__").mkdir()
+    with pytest.raises(DigestError, match="bytecode cache"):
+        evaluator_sha256(root)
+
+
+@pytest.mark.parametrize("entry_point", ["scripts/evaluate_state.py", "scripts/collect_state.py"])
+def test_a_skill_without_an_entry_point_is_refused(tmp_path: Path, entry_point: str) -> None:
+    tree = dict(SKILL_TREE)
+    del tree[entry_point]
+    root = build(tmp_path / "project", tree)
+    with pytest.raises(DigestError, match=entry_point):
+        evaluator_sha256(root)
+
+
+@pytest.mark.parametrize("directory", ["evaluator", "observe", "scripts"])
+def test_a_missing_code_directory_is_refused(tmp_path: Path, directory: str) -> None:
+    root = build(tmp_path / "project", {k: v for k, v in SKILL_TREE.items() if not k.startswith(directory + "/")})
+    with pytest.raises(DigestError, match=f"{directory}/ is missing"):
         evaluator_sha256(root)
 
 
 def test_evaluator_symlink_leaving_the_project_is_refused(tmp_path: Path) -> None:
-    root = build(tmp_path / "project", EVALUATOR_TREE)
+    root = build(tmp_path / "project", SKILL_TREE)
     (tmp_path / "steer.py").write_bytes(b"ACTION = 'execute'\n")
     (root / "evaluator" / "steer.py").symlink_to(tmp_path / "steer.py")
     with pytest.raises(DigestError, match="outside"):
@@ -194,18 +228,17 @@ def test_evaluator_symlink_leaving_the_project_is_refused(tmp_path: Path) -> Non
 
 
 def test_evaluator_entry_point_symlink_leaving_the_project_is_refused(tmp_path: Path) -> None:
-    tree = dict(EVALUATOR_TREE)
+    tree = dict(SKILL_TREE)
     del tree["scripts/evaluate_state.py"]
     root = build(tmp_path / "project", tree)
     (tmp_path / "entry.py").write_bytes(b"")
-    (root / "scripts").mkdir()
     (root / "scripts" / "evaluate_state.py").symlink_to(tmp_path / "entry.py")
     with pytest.raises(DigestError, match="outside"):
         evaluator_sha256(root)
 
 
 def test_evaluator_directory_symlink_is_refused(tmp_path: Path) -> None:
-    root = build(tmp_path / "project", EVALUATOR_TREE)
+    root = build(tmp_path / "project", SKILL_TREE)
     (tmp_path / "elsewhere").mkdir()
     (root / "evaluator" / "plugins").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(DigestError, match="directory symlink"):
@@ -215,10 +248,13 @@ def test_evaluator_directory_symlink_is_refused(tmp_path: Path) -> None:
 def test_worked_example_in_the_reference_doc(tmp_path: Path) -> None:
     demo = build(tmp_path / "demo", {
         "evaluator/__init__.py": b"VERSION = 1\n",
+        "observe/__init__.py": b"from evaluator import VERSION\n",
         "scripts/evaluate_state.py": b"from evaluator import VERSION\nprint(VERSION)\n",
+        "scripts/collect_state.py": b"import observe\n",
     })
-    documented = "2d80a2205bee7e4e639049063488081c958d7cfdce6461a1f193386a5e25b335"
+    documented = "9bf691078c98ed97e749370e9dfe7232e18fa299c8609b3a50a6afb8bac6dfb0"
     assert evaluator_sha256(demo) == documented
     text = DOC.read_text(encoding="utf-8")
     assert f"# {documented}  -" in text
     assert f"# {hashlib.sha256(b'VERSION = 1' + bytes([10])).hexdigest()}  evaluator/__init__.py" in text
+    assert f"# {hashlib.sha256(b'import observe' + bytes([10])).hexdigest()}  scripts/collect_state.py" in text

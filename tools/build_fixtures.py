@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.dont_write_bytecode = True  # the skill's code directories hold no bytecode cache (references/automation-registry.md)
 sys.path.insert(0, str(ROOT))
 
 from evaluator import policy  # noqa: E402

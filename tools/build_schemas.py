@@ -24,6 +24,7 @@ from pydantic import AfterValidator
 from pydantic.json_schema import GenerateJsonSchema
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.dont_write_bytecode = True  # the skill's code directories hold no bytecode cache (references/automation-registry.md)
 sys.path.insert(0, str(ROOT))
 
 from evaluator.models import common  # noqa: E402

@@ -1,0 +1,136 @@
+"""The scripts load only the pinned sources of the skill, whatever is planted next to them.
+
+Each test copies the skill's code directories into a fresh directory, plants
+something that an ordinary ``python scripts/...`` run would load, and runs the
+copied scripts as subprocesses from inside that directory. The pin refuses or
+covers every planted file (references/automation-registry.md#the-evaluator-digest).
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import json
+import py_compile
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from observe.evaluator_digest import CODE_DIRECTORIES, DigestError, evaluator_sha256
+from tests.helpers import FIXTURES, ROOT
+
+INVALID_INITIAL = FIXTURES / "initial" / "invalid" / "boundary-clean-filters-active--lfs.json"
+WAITING_STATE = FIXTURES / "state" / "scenarios" / "wait--awaiting-codex-response.json"
+PLANTED_OK = 'import sys\nsys.stdout.write(\'{"ok":true}\\n\')\nsys.exit(0)\n'
+
+
+@pytest.fixture
+def skill(tmp_path: Path) -> Path:
+    root = tmp_path / "skill"
+    for directory in CODE_DIRECTORIES:
+        shutil.copytree(ROOT / directory, root / directory, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def run_script(skill: Path, script: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run a copied script from inside the copy, the way the agent runs it (cwd = the skill)."""
+    environment = {"PATH": "/usr/bin:/bin", **(env or {})}
+    command = [sys.executable, f"scripts/{script}", *args]
+    return subprocess.run(command, cwd=skill, capture_output=True, text=True, env=environment, timeout=60)
+
+
+def evaluate(skill: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict]:
+    completed = run_script(skill, "evaluate_state.py", *args, env=env)
+    assert "Traceback" not in completed.stderr, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert len(lines) == 1, completed
+    return completed.returncode, json.loads(lines[0])
+
+
+def test_an_untouched_copy_runs_and_writes_no_bytecode(skill):
+    pinned = evaluator_sha256(skill)
+    assert evaluate(skill, "--initial", str(INVALID_INITIAL))[0] == 1
+    status, output = evaluate(skill, "--state", str(WAITING_STATE))
+    assert status == 0 and output["action"] == "wait"
+    assert not list(skill.rglob("__pycache__")) and not list(skill.rglob("*.pyc"))
+    assert evaluator_sha256(skill) == pinned
+
+
+@pytest.mark.parametrize("where", ["scripts/json.py", "json.py"])
+def test_a_planted_json_module_never_shadows_the_standard_library(skill, where):
+    pinned = evaluator_sha256(skill)
+    (skill / where).write_text(PLANTED_OK)
+    status, output = evaluate(skill, "--initial", str(INVALID_INITIAL))
+    assert status == 1 and output["ok"] is False
+    # In a code directory the planted file changes the pin; at the root it is never on the path.
+    assert (evaluator_sha256(skill) != pinned) == where.startswith("scripts/")
+
+
+def test_a_module_on_pythonpath_never_shadows_the_standard_library(skill, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "json.py").write_text(PLANTED_OK)
+    status, output = evaluate(skill, "--initial", str(INVALID_INITIAL), env={"PYTHONPATH": str(elsewhere)})
+    assert status == 1 and output["ok"] is False
+
+
+def test_a_planted_extension_module_is_never_loaded_and_the_pin_refuses_it(skill):
+    suffix = next(s for s in importlib.machinery.EXTENSION_SUFFIXES if s != ".so")
+    (skill / "evaluator" / f"policy{suffix}").write_bytes(b"\x7fELF not really a shared object")
+    status, output = evaluate(skill, "--state", str(WAITING_STATE))
+    assert status == 0 and output["action"] == "wait"
+    with pytest.raises(DigestError, match="compiled code"):
+        evaluator_sha256(skill)
+
+
+def test_a_planted_bytecode_cache_is_never_loaded_and_the_pin_refuses_it(skill, tmp_path):
+    impostor = tmp_path / "cli.py"
+    impostor.write_text(f"def main(argv=None):\n    exec({PLANTED_OK!r})\n")
+    cache = skill / "evaluator" / "__pycache__" / f"cli.{sys.implementation.cache_tag}.pyc"
+    # An unchecked hash-based pyc is loaded whatever the source says, by any
+    # interpreter that reads the cache.
+    unchecked = py_compile.PycInvalidationMode.UNCHECKED_HASH
+    py_compile.compile(str(impostor), cfile=str(cache), dfile=str(skill / "evaluator" / "cli.py"), invalidation_mode=unchecked, doraise=True)
+    status, output = evaluate(skill, "--initial", str(INVALID_INITIAL))
+    assert status == 1 and output["ok"] is False
+    with pytest.raises(DigestError, match="bytecode cache"):
+        evaluator_sha256(skill)
+
+
+def test_a_planted_sourceless_module_is_never_loaded_and_the_pin_refuses_it(skill, tmp_path):
+    impostor = tmp_path / "errors.py"
+    impostor.write_text(PLANTED_OK)
+    py_compile.compile(str(impostor), cfile=str(skill / "evaluator" / "errors.pyc"), doraise=True)
+    (skill / "evaluator" / "errors.py").unlink()  # only the bytecode is left
+    completed = run_script(skill, "evaluate_state.py", "--state", str(WAITING_STATE))
+    assert completed.returncode == 2 and completed.stdout == ""
+    assert "evaluator.errors" in completed.stderr and "Traceback" not in completed.stderr
+    with pytest.raises(DigestError, match="compiled code"):
+        evaluator_sha256(skill)
+
+
+def test_the_collector_is_isolated_too(skill):
+    pinned = evaluator_sha256(skill)
+    (skill / "scripts" / "json.py").write_text('def dumps(*args, **kwargs):\n    return "PLANTED"\n')
+    completed = run_script(skill, "collect_state.py")
+    assert completed.returncode == 2 and completed.stdout == ""
+    assert json.loads(completed.stderr)["errors"][0]["code"] == "usage-error"
+    assert evaluator_sha256(skill) != pinned
+    assert not list(skill.rglob("__pycache__"))
+
+
+def test_the_collectors_own_code_is_pinned(skill):
+    pinned = evaluator_sha256(skill)
+    digest_module = skill / "observe" / "evaluator_digest.py"
+    digest_module.write_text(digest_module.read_text() + "\n# edited\n")
+    assert evaluator_sha256(skill) != pinned
+
+
+def test_isolated_flags_are_required_to_load_the_skill(skill):
+    """Run unisolated on purpose (the loader itself, no entry point): it refuses."""
+    code = "import runpy; runpy.run_path('scripts/isolation.py')['run']('scripts/evaluate_state.py', 'evaluator.cli')"
+    command = [sys.executable, "-c", code]
+    completed = subprocess.run(command, cwd=skill, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    assert completed.returncode != 0 and "python -I -B" in completed.stderr
