@@ -1,4 +1,4 @@
-"""The directory digest rule (seed 001) and the installed evaluator's digest.
+"""The directory digest rule and the pin of the installed skill code (the evaluator digest).
 
 Expected values are computed here with hashlib over hand-built bytes, never by
 calling the code under test.

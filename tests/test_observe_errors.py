@@ -105,7 +105,8 @@ def test_a_missing_registry_is_named_with_the_setting_that_chose_it(tmp_path, mo
 
 
 def test_an_undigestable_evaluator_names_its_install_directory(tmp_path):
-    (tmp_path / "evaluator").mkdir()
+    for directory in ("evaluator", "observe", "scripts"):
+        (tmp_path / directory).mkdir()
     (tmp_path / "evaluator" / "__init__.py").write_text("")
     settings = collect.Settings(api_url="http://127.0.0.1:9", gh_path=None, observed_at=datetime.now(timezone.utc), project_root=tmp_path)
     with pytest.raises(DigestError) as info:
