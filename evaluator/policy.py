@@ -41,6 +41,14 @@ MAX_FIX_ROUNDS = 5
 # the loop stops instead of waiting forever or executing the plan again.
 CLAIM_TIMEOUT = timedelta(minutes=20)
 
+# One collection (a run of the collector) talks to GitHub for at most this
+# long, reads, retries and waits included, then fails closed: well inside the
+# two-minute heartbeat, so wakeups never pile up behind a slow server.
+COLLECTION_DEADLINE_SECONDS = 60
+# The largest GitHub answer read, counted after decompression (a 100-item
+# page of long comments is a few MB; a gzip bomb is refused at this size).
+MAX_GITHUB_RESPONSE_BYTES = 32 * 1024 * 1024
+
 # Strict JSON input limits (an oversized input is a clean rejection).
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 32

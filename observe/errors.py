@@ -43,6 +43,8 @@ GITHUB_CODES: Mapping[str, str] = {
     "github-ambiguous-short-sha": "a short sha that expands to two different requested heads",
     "github-ambiguous-pull-request": "more than one open same-repository pull request has the head branch",
     "github-credential-echoed": "an answer (header, body or parsed JSON text) repeats the token; nothing of it is used",
+    "github-deadline-exceeded": "the collection deadline passed: a slow answer, or a retry wait that would reach it",
+    "github-response-too-large": "an answer larger than the cap once decompressed (a gzip bomb included)",
 }
 
 GIT_CODES: Mapping[str, str] = {

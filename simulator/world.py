@@ -670,7 +670,7 @@ class World:
 
     def gzip_bomb(self, method: str, pattern: str, decompressed_bytes: int, *, times: int = 1) -> None:
         """A gzip body that inflates to ``decompressed_bytes`` of JSON whitespace."""
-        compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        compressor = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # fast: the point is the ratio, not the size
         block, chunks = b" " * (1 << 20), []
         for _ in range(decompressed_bytes // len(block)):
             chunks.append(compressor.compress(block))

@@ -18,7 +18,7 @@ from urllib.parse import quote
 import pytest
 
 from evaluator.canonical import digest, text_digest
-from evaluator.policy import claim_marker
+from evaluator.policy import MAX_GITHUB_RESPONSE_BYTES, claim_marker
 from evaluator.redact import contains_secret
 from observe.github import gates as github_gates
 from observe.github.codex_signals import parse_summary_rows
@@ -30,6 +30,7 @@ from observe.github.pulls import existing_pull_request
 from observe.github.token import resolve_token
 from observe.github.loop_markers import classify_issue_comment, reply_round
 
+from simulator.hostile import DrippingServer
 from simulator.fakegithub import (
     BODIES, OTHER_RUN_ID, PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, USERS, at, codex_body, fixture, request_body, sha_for,
 )
@@ -747,6 +748,86 @@ def test_a_stalled_answer_never_reaches_the_next_scenario(fake, make_client):
     assert fake.wait_idle(10.0)
 
     assert fake.log == [] and fake.rate_used == 0
+
+
+# -- deadline and size limits -------------------------------------------------------
+
+
+def test_an_answer_dripping_a_byte_at_a_time_ends_at_the_deadline(fake, make_client):
+    fake.drip("GET", r"^/user$", 0.05)  # every read succeeds; the whole answer would take over a minute
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(make_client(timeout=30.0, deadline_seconds=1.0))
+
+    assert info.value.code == "github-deadline-exceeded"
+
+
+def test_headers_sent_a_byte_at_a_time_end_at_the_deadline(fake, make_client):
+    answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + b"X-Slow: " + b"a" * 4000 + b"\r\n\r\n{}"
+    front = DrippingServer(answer, 0.05).start()
+    try:
+        client = GitHubClient(REPOSITORY, host=front.url, token=TOKEN, use_cache=False, timeout=30.0, environ={}, deadline_seconds=1.0)
+        with pytest.raises(GitHubObservationError) as info:
+            client.get("/user")
+        client.close()
+    finally:
+        front.stop()
+
+    assert info.value.code == "github-deadline-exceeded"
+
+
+class SteppedClock:
+    """A monotonic clock that only the injected sleep moves: waits are counted, never slept."""
+
+    def __init__(self):
+        self.now, self.slept = 1000.0, []
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_retries_and_waits_stop_at_the_deadline(fake, make_client):
+    fake.fail("GET", r"^/user$", 429, times=99, headers={"Retry-After": "20"})
+    clock = SteppedClock()
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(make_client(max_attempts=10, sleep=clock.sleep, monotonic=clock))
+
+    assert info.value.code == "github-deadline-exceeded" and "github-rate-limited" in info.value.message
+    assert clock.slept == [20.0, 20.0]  # a third wait would end exactly at the 60 s deadline
+
+
+def test_a_wait_longer_than_the_time_left_is_not_slept(fake, make_client, sleeps):
+    fake.fail("GET", r"^/user$", 429, times=99, headers={"Retry-After": "60"})
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(make_client())
+
+    assert info.value.code == "github-deadline-exceeded"
+    assert sleeps == []
+
+
+def test_a_gzip_bomb_is_refused_at_the_size_cap(fake, make_client):
+    fake.gzip_bomb("GET", r"^/user$", 2 * MAX_GITHUB_RESPONSE_BYTES)
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(make_client())
+
+    assert info.value.code == "github-response-too-large"
+
+
+def test_an_encoding_we_did_not_offer_is_refused(fake, make_client):
+    fake.add_request(0, at(10))
+    fake.echo("GET", r"^/user$", headers={"Content-Encoding": "br"})
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(make_client())
+
+    assert info.value.code == "github-malformed-json"
 
 
 def test_every_error_code_is_kebab_case():

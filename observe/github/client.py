@@ -12,7 +12,9 @@ observer needs and ghapi leaves out (references/github-observations.md):
   number of times with an injectable ``sleep``; ghapi retries only connection
   errors, with a sleep we cannot replace, so its own retries are switched off;
 - every body is parsed as strict JSON; anything else raises
-  ``GitHubObservationError``.
+  ``GitHubObservationError``;
+- the whole client (reads, retries, sleeps) runs within one deadline and
+  every answer within a decoded-size cap (observe/github/transport.py).
 """
 
 from __future__ import annotations
@@ -31,11 +33,13 @@ from urllib.parse import quote, urlencode, urlsplit
 import httpx2
 from ghapi.all import GhApi
 
+from evaluator import policy
 from evaluator.redact import secret_forms
 
 from observe.github.cache import CachedPage, EtagCache, default_cache_dir
 from observe.github.errors import GitHubObservationError
 from observe.github.token import resolve_token, token_identity
+from observe.github.transport import BoundedClient, call_before, deadline_error
 
 DEFAULT_API_URL = "https://api.github.com"
 PER_PAGE = 100
@@ -138,6 +142,9 @@ class GitHubClient:
         clock: Callable[[], float] = time.time,
         environ: Mapping[str, str] | None = None,
         gh_path: str | None = None,
+        deadline_seconds: float = policy.COLLECTION_DEADLINE_SECONDS,
+        max_response_bytes: int = policy.MAX_GITHUB_RESPONSE_BYTES,
+        monotonic: Callable[[], float] = time.monotonic,
     ):
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -155,6 +162,9 @@ class GitHubClient:
         self.max_wait_seconds = max_wait_seconds
         self._sleep = sleep
         self._clock = clock
+        # One deadline for everything this client does: reads, retries and sleeps (transport.py).
+        self._monotonic = monotonic
+        self._deadline = monotonic() + deadline_seconds
         self._cache = EtagCache(cache_dir or default_cache_dir(environ), token_identity(secret)) if use_cache else None
         # authenticate=False: ghapi would otherwise read GITHUB_TOKEN and let
         # GITHUB_JWT_TOKEN from the environment replace our token; the only
@@ -165,8 +175,9 @@ class GitHubClient:
         # One persistent client: connection reuse, no redirects (a redirect is
         # an answer we did not ask for), and no environment proxies for
         # loopback, where an inherited HTTP(S)_PROXY would see test traffic.
-        self.api.transport.client = httpx2.Client(
-            timeout=timeout, follow_redirects=False, trust_env=not _is_loopback(self.host)
+        self.api.transport.client = BoundedClient(
+            remaining=self._remaining, read_timeout=timeout, max_bytes=max_response_bytes,
+            follow_redirects=False, trust_env=not _is_loopback(self.host),
         )
         self.api.transport.retries = 0  # our retry loop is the only one, with an injectable sleep
         self._stats = dict.fromkeys(
@@ -383,7 +394,9 @@ class GitHubClient:
             self._stats["rest_requests" if rest else "graphql_requests"] += 1
             cause: Exception | None = None
             try:
-                response = self.api.transport.request(method, url, headers=headers, json=json_body, raw=True)
+                response = call_before(
+                    self._remaining(), lambda: self.api.transport.request(method, url, headers=headers, json=json_body, raw=True), where
+                )
             except httpx2.HTTPStatusError as error:
                 response = error.response  # ghapi raises every non-2xx; we classify it ourselves
             except httpx2.TimeoutException as error:
@@ -409,9 +422,15 @@ class GitHubClient:
                     return response
             if attempt == self.max_attempts or wait > self.max_wait_seconds:
                 raise failure from cause
+            if wait >= self._remaining():
+                # Sleeping would end past the deadline: fail now, with the reason for the wait.
+                raise deadline_error(where, f"a retry after {wait:g} s would start past the deadline ({failure.code})") from cause
             self._stats["retries"] += 1
             self._sleep(wait)
         raise AssertionError("unreachable: the loop returns or raises")
+
+    def _remaining(self) -> float:
+        return self._deadline - self._monotonic()
 
     def _backoff(self, attempt: int) -> float:
         return min(self.backoff_seconds * 2 ** (attempt - 1), self.max_wait_seconds)
