@@ -232,6 +232,20 @@ class FakeGitHub:
         self.world.set_protection(OWNER, REPO, "main", rules)
 
     @property
+    def rulesets(self) -> list[dict[str, Any]] | int:
+        """Active ruleset rules on ``main`` (GET .../rules/branches/main), or 403/404."""
+        return self.repository.branch_rules("main")
+
+    @rulesets.setter
+    def rulesets(self, rules: list[dict[str, Any]] | int) -> None:
+        self.world.set_rulesets(OWNER, REPO, "main", rules)
+
+    @property
+    def merge_state(self) -> dict[str, Any]:
+        """GitHub's verdicts on PR #7 as GraphQL fields (``reviewDecision``, ``mergeStateStatus`` ...)."""
+        return self.repository.merge_verdicts.setdefault(PR_NUMBER, {})
+
+    @property
     def log(self) -> list[tuple[str, str, int]]:
         return self.world.log
 
@@ -245,6 +259,7 @@ class FakeGitHub:
 
     link_host = _world_attribute("link_host")
     check_runs_total_override = _world_attribute("check_runs_total_override")
+    rollup_total_override = _world_attribute("rollup_total_override")
     thread_page_drops_cursor = _world_attribute("thread_page_drops_cursor")
 
     # -- scenario builders ---------------------------------------------------
@@ -273,8 +288,10 @@ class FakeGitHub:
         self.reactions.append(reaction)  # recorded history may hold what the API would refuse now
         return reaction
 
-    def add_check_run(self, name: str, status: str = "completed", conclusion: str | None = "success") -> dict[str, Any]:
-        return self.world.add_check_run(OWNER, REPO, self.head_sha, name, status=status, conclusion=conclusion)
+    def add_check_run(self, name: str, status: str = "completed", conclusion: str | None = "success",
+                      app_id: int = 15368) -> dict[str, Any]:
+        """A check run on the head commit, by default from GitHub Actions (app 15368)."""
+        return self.world.add_check_run(OWNER, REPO, self.head_sha, name, status=status, conclusion=conclusion, app_id=app_id)
 
     def add_status(self, context: str, state: str) -> dict[str, Any]:
         return self.world.add_status(OWNER, REPO, self.head_sha, context, state)

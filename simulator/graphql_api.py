@@ -88,9 +88,81 @@ def thread_node(thread: dict[str, Any]) -> dict[str, Any]:
 def pull_node(world: World, repository: Repository, pull: dict[str, Any]) -> dict[str, Any]:
     world.refresh_pull(repository, pull)
     state = "MERGED" if pull["merged"] else pull["state"].upper()
-    return {"__typename": "PullRequest", "id": pull["node_id"], "number": pull["number"], "isDraft": bool(pull["draft"]),
+    node = {"__typename": "PullRequest", "id": pull["node_id"], "number": pull["number"], "isDraft": bool(pull["draft"]),
             "state": state, "headRefOid": pull["head"]["sha"], "headRefName": pull["head"]["ref"], "baseRefName": pull["base"]["ref"],
             "_repository": repository, "_number": pull["number"]}
+    return {**node, **merge_verdicts(repository, pull)}
+
+
+# -- merge state -----------------------------------------------------------------
+
+
+def merge_verdicts(repository: Repository, pull: dict[str, Any]) -> dict[str, Any]:
+    """GitHub's merge verdicts: derived from the REST pull request, then any the scenario set.
+
+    The simulator does not judge reviews or rules itself; a scenario states
+    what GitHub decides (``Repository.merge_verdicts``), and without one a PR
+    has no review decision, as on a branch without a review rule.
+    """
+    mergeable = {True: "MERGEABLE", False: "CONFLICTING"}.get(pull["mergeable"], "UNKNOWN")
+    verdicts = {
+        "mergeable": mergeable,
+        "mergeStateStatus": str(pull["mergeable_state"]).upper(),
+        "reviewDecision": None,
+        "isMergeQueueEnabled": False,
+        "isInMergeQueue": False,
+        "statusCheckRollup": status_check_rollup(repository, pull["head"]["sha"], pull["base"]["ref"]),
+    }
+    verdicts.update(repository.merge_verdicts.get(pull["number"], {}))
+    return verdicts
+
+
+def required_checks(repository: Repository, branch: str) -> list[tuple[str, int | None]]:
+    """(context, app id or None for any source) that protection and rulesets require."""
+    required: list[tuple[str, int | None]] = []
+    rules = repository.branch_protection(branch)
+    checks = rules.get("required_status_checks") if isinstance(rules, dict) else None
+    if isinstance(checks, dict):
+        # "checks" names the app that must provide each context; "contexts" only repeats the names.
+        for check in checks.get("checks") or []:
+            required.append((check["context"], None if check.get("app_id") in (None, -1) else check["app_id"]))
+    ruleset_rules = repository.branch_rules(branch)
+    for rule in ruleset_rules if isinstance(ruleset_rules, list) else []:
+        if rule.get("type") == "required_status_checks":
+            required += [(c["context"], c.get("integration_id")) for c in rule["parameters"]["required_status_checks"]]
+    return required
+
+
+def status_check_rollup(repository: Repository, sha: str, base: str) -> dict[str, Any] | None:
+    """The head commit's check runs and statuses; ``isRequired`` honours the app a requirement names."""
+    required = required_checks(repository, base)
+    contexts: list[dict[str, Any]] = []
+    for run in repository.check_runs:
+        if run["head_sha"] == sha:
+            is_required = any(name == run["name"] and app in (None, run["app"]["id"]) for name, app in required)
+            conclusion = run["conclusion"].upper() if run["conclusion"] else None
+            contexts.append({"__typename": "CheckRun", "id": run["node_id"], "name": run["name"],
+                             "status": run["status"].upper(), "conclusion": conclusion, "_required": is_required})
+    for status in repository.statuses.get(sha, []):
+        is_required = any(name == status["context"] and app is None for name, app in required)
+        contexts.append({"__typename": "StatusContext", "id": status["node_id"], "context": status["context"],
+                         "state": status["state"].upper(), "_required": is_required})
+    if not contexts:
+        return None
+    return {"__typename": "StatusCheckRollup", "id": f"SCR_sim{sha}", "state": rollup_state(contexts),
+            "_contexts": contexts}
+
+
+def rollup_state(contexts: list[dict[str, Any]]) -> str:
+    def outcome(context: dict[str, Any]) -> str:
+        if context["__typename"] == "StatusContext":
+            return {"SUCCESS": "ok", "PENDING": "wait"}.get(context["state"], "bad")
+        if context["status"] != "COMPLETED":
+            return "wait"
+        return "ok" if context["conclusion"] in ("SUCCESS", "NEUTRAL", "SKIPPED") else "bad"
+
+    outcomes = {outcome(context) for context in contexts}
+    return "FAILURE" if "bad" in outcomes else "PENDING" if "wait" in outcomes else "SUCCESS"
 
 
 @lru_cache(maxsize=1)
@@ -103,8 +175,8 @@ def executable_schema() -> GraphQLSchema:
             return function
         return attach
 
-    for interface in ("Node", "Actor"):
-        schema.get_type(interface).resolve_type = lambda value, *_: value["__typename"]  # type: ignore[union-attr]
+    for abstract in ("Node", "Actor", "StatusCheckRollupContext"):
+        schema.get_type(abstract).resolve_type = lambda value, *_: value["__typename"]  # type: ignore[union-attr]
 
     @resolver("Query", "rateLimit")
     def rate_limit(_: Any, info: Any, dryRun: bool = False) -> dict[str, int]:  # noqa: N803 (GraphQL's name)
@@ -138,6 +210,20 @@ def executable_schema() -> GraphQLSchema:
     def thread_comments(source: dict[str, Any], info: Any, first: int | None = None, after: str | None = None,
                         last: int | None = None, before: str | None = None, skip: int | None = None) -> dict[str, Any]:
         return connection([review_comment(entry) for entry in source["comments"]], first, after, last)
+
+    @resolver("StatusCheckRollup", "contexts")
+    def rollup_contexts(source: dict[str, Any], info: Any, first: int | None = None, after: str | None = None,
+                        last: int | None = None, before: str | None = None) -> dict[str, Any]:
+        page = connection(source["_contexts"], first, after, last)
+        override = info.context["world"].rollup_total_override
+        return page if override is None else {**page, "totalCount": override}
+
+    def is_required(source: dict[str, Any], info: Any, pullRequestId: str | None = None,  # noqa: N803 (GraphQL's names)
+                    pullRequestNumber: int | None = None) -> bool:
+        return source["_required"]
+
+    for context_type in ("CheckRun", "StatusContext"):
+        schema.get_type(context_type).fields["isRequired"].resolve = is_required  # type: ignore[union-attr]
 
     @resolver("Query", "node")
     def node(_: Any, info: Any, id: str) -> dict[str, Any]:  # noqa: A002 (GraphQL's name)
@@ -182,6 +268,8 @@ def find_node(world: World, node_id: str) -> dict[str, Any] | None:
         for pull in repository.pulls.values():
             if pull["node_id"] == node_id:
                 return pull_node(world, repository, pull)
+            if node_id == f"SCR_sim{pull['head']['sha']}":
+                return status_check_rollup(repository, pull["head"]["sha"], pull["base"]["ref"])
     return None
 
 

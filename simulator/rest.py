@@ -86,6 +86,7 @@ class Rest:
             ("DELETE", repo + "/git/refs/{ref}", self.delete_ref),
             ("GET", repo + "/branches/{branch}/protection", self.get_protection),
             ("GET", repo + "/branches/{branch}", self.get_branch),
+            ("GET", repo + "/rules/branches/{branch}", self.get_branch_rules),
         ]
 
     # -- helpers ----------------------------------------------------------
@@ -392,4 +393,11 @@ class Rest:
             raise ApiError(404, "Branch not protected")
         if isinstance(rules, int):
             raise ApiError(rules, "Resource not accessible by integration")
+        return 200, rules
+
+    def get_branch_rules(self, request: dict[str, Any], owner: str, repo: str, branch: str) -> tuple[int, Any]:
+        """Active rules for a branch name (the branch need not exist), as GitHub lists them."""
+        rules = self._repo(owner, repo).branch_rules(branch)
+        if isinstance(rules, int):
+            raise ApiError(rules, "Resource not accessible by integration" if rules == 403 else "Not Found")
         return 200, rules

@@ -96,6 +96,9 @@ class Repository:
     check_runs: list[dict[str, Any]] = field(default_factory=list)
     statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     protection: dict[str, dict[str, Any] | int] = field(default_factory=dict)
+    rulesets: dict[str, list[dict[str, Any]] | int] = field(default_factory=dict)
+    # GitHub's own merge verdicts for a PR (GraphQL field -> value), over what the simulator derives.
+    merge_verdicts: dict[int, dict[str, Any]] = field(default_factory=dict)
     next_number: int = 1
 
     @property
@@ -108,6 +111,10 @@ class Repository:
     def branch_protection(self, branch: str) -> dict[str, Any] | int:
         """The rules of ``branch``, or the status GitHub answers instead (404 unprotected, 403 unreadable)."""
         return self.protection.get(branch, 404)
+
+    def branch_rules(self, branch: str) -> list[dict[str, Any]] | int:
+        """The active ruleset rules for ``branch``, or the status GitHub answers instead (403/404)."""
+        return self.rulesets.get(branch, [])
 
 
 class World:
@@ -127,6 +134,7 @@ class World:
         # Knobs for answers GitHub should never give (observer fail-closed tests).
         self.link_host: str | None = None
         self.check_runs_total_override: int | None = None
+        self.rollup_total_override: int | None = None
         self.thread_page_drops_cursor = False
         self._listeners: list[Callable[[str, dict[str, Any]], None]] = []
         # Set when this World is retired: stalled or dripping answers end at
@@ -606,7 +614,7 @@ class World:
     # -- checks and statuses ---------------------------------------------
 
     def add_check_run(self, owner: str, name: str, head_sha: str, check_name: str, *, status: str = "completed",
-                      conclusion: str | None = "success") -> dict[str, Any]:
+                      conclusion: str | None = "success", app_id: int | None = None) -> dict[str, Any]:
         repository = self.repository(owner, name)
         with self.lock:
             run = copy.deepcopy(fixture("rest/check-run-paginated.json")["check_runs"][0])
@@ -617,6 +625,8 @@ class World:
                         "completed_at": now if status == "completed" else None,
                         "url": f"{API}/repos/{repository.full_name}/check-runs/{run_id}",
                         "html_url": f"{WEB}/{repository.full_name}/runs/{run_id}", "pull_requests": []})
+            if app_id is not None:
+                run["app"]["id"] = app_id  # the app the run comes from (15368 is GitHub Actions)
             repository.check_runs.append(run)
             return run
 
@@ -639,6 +649,10 @@ class World:
         """Branch protection rules (the GET .../protection shape), or 404 (unprotected) / 403 (unreadable)."""
         repository = self.repository(owner, name)
         repository.protection[branch] = rules if isinstance(rules, int) else conform_protection(rules)
+
+    def set_rulesets(self, owner: str, name: str, branch: str, rules: list[dict[str, Any]] | int) -> None:
+        """Active ruleset rules (the GET .../rules/branches/{branch} items), or 403/404 (unreadable)."""
+        self.repository(owner, name).rulesets[branch] = rules
 
     # -- faults -------------------------------------------------------------
 

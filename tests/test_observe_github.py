@@ -20,7 +20,6 @@ import pytest
 from evaluator.canonical import digest, text_digest
 from evaluator.policy import MAX_GITHUB_RESPONSE_BYTES, claim_marker
 from evaluator.redact import contains_secret
-from observe.github import gates as github_gates
 from observe.github.codex_signals import parse_summary_rows
 from observe.github.pull_request import observe_pull_request
 from observe.github.client import GitHubClient
@@ -500,80 +499,6 @@ def test_a_full_last_page_is_fetched_again_rather_than_revalidated(fake, client)
     assert observe(client)["responses"][0]["zero_findings_signal"] is True
 
 
-# -- gates ----------------------------------------------------------------------
-
-
-def protection_rules(**overrides):
-    rules = fixture("rest/branch-protection.json")
-    rules.update({"lock_branch": {"enabled": False}, "required_conversation_resolution": {"enabled": False}})
-    rules["required_status_checks"]["contexts"] = ["ci/test"]
-    rules["required_pull_request_reviews"].update({"required_approving_review_count": 1, "require_code_owner_reviews": False, "require_last_push_approval": True})
-    rules.update(overrides)
-    return rules
-
-
-def test_gates_from_the_recorded_branch_protection_example(fake, client):
-    fake.protection = fixture("rest/branch-protection.json")  # locked branch, two code-owner approvals
-
-    gates = observe(client)["gates"]
-
-    assert gates == {"approvals": "pending", "branch_protection": "fail", "checks": "pass", "mergeability": "pass"}
-
-
-def test_gates_pass_when_every_requirement_is_met(fake, client):
-    fake.protection = protection_rules(required_conversation_resolution={"enabled": True})
-    fake.add_check_run("ci/test")
-    fake.add_status("deploy/preview", "success")
-    fake.add_review(REVIEWER, "", "APPROVED", fake.head_sha, at(50))
-    fake.add_thread(CODEX, "finding", at(40), resolved=True)
-
-    assert observe(client)["gates"] == {"approvals": "pass", "branch_protection": "pass", "checks": "pass", "mergeability": "pass"}
-
-
-def test_gates_wait_fail_and_admit_ignorance(fake, client):
-    fake.protection = protection_rules(required_conversation_resolution={"enabled": True})
-    fake.add_check_run("ci/lint", status="in_progress", conclusion=None)
-    fake.add_review(REVIEWER, "", "APPROVED", sha_for("older push"), at(50))  # last-push approval required
-    fake.add_thread(CODEX, "finding", at(40))
-    fake.pull.update({"mergeable": None, "mergeable_state": "unknown"})
-
-    assert observe(client)["gates"] == {"approvals": "pending", "branch_protection": "pending", "checks": "pending", "mergeability": "pending"}
-
-    fake.add_status("ci/test", "failure")
-    fake.add_review(STRANGER, "Please split this.", "CHANGES_REQUESTED", fake.head_sha, at(60))
-    fake.pull.update({"mergeable": False, "mergeable_state": "dirty"})
-    assert observe(client)["gates"] == {"approvals": "fail", "branch_protection": "fail", "checks": "fail", "mergeability": "fail"}
-
-    fake.protection = 403  # protected, but this token may not read the rules
-    gates = observe(client)["gates"]
-    assert (gates["approvals"], gates["branch_protection"]) == ("fail", "unknown")
-
-
-@pytest.mark.parametrize(
-    "runs, statuses, expected",
-    [
-        ([], [], "pass"),
-        ([{"name": "a", "status": "completed", "conclusion": "skipped"}], [{"context": "b", "state": "success"}], "pass"),
-        ([{"name": "a", "status": "queued", "conclusion": None}], [], "pending"),
-        ([], [{"context": "b", "state": "pending"}], "pending"),
-        ([{"name": "a", "status": "completed", "conclusion": "timed_out"}], [{"context": "b", "state": "pending"}], "fail"),
-        ([], [{"context": "b", "state": "error"}], "fail"),
-        ([{"name": "a", "status": "completed", "conclusion": "something-new"}], [], "unknown"),
-    ],
-)
-def test_checks_gate_table(runs, statuses, expected):
-    assert github_gates.checks_gate(runs, statuses) == expected
-
-
-@pytest.mark.parametrize(
-    "state, mergeable, mergeable_state, expected",
-    [("open", True, "clean", "pass"), ("open", True, "unstable", "pass"), ("open", True, "blocked", "pending"), ("open", None, "unknown", "pending"),
-     ("open", True, "behind", "fail"), ("open", False, "dirty", "fail"), ("merged", None, "unknown", "fail"), ("open", True, "novel", "unknown")],
-)
-def test_mergeability_gate_table(state, mergeable, mergeable_state, expected):
-    assert github_gates.mergeability_gate(state, mergeable, mergeable_state) == expected
-
-
 # -- faults: each raises, never returns a document, never shows the token ----------
 
 
@@ -599,7 +524,7 @@ FAULTS = {
     "malformed-json": (lambda fake: fake.corrupt("GET", r"/pulls/7/reviews", b'[{"id": 1,, }]'), "github-malformed-json", []),
     "graphql-errors": (lambda fake: fake.graphql_errors(), "github-graphql-errors", []),
     "missing-page": (lambda fake: (comments(fake, 150), fake.fail("GET", r"/issues/7/comments\?.*page=2", 404)), "github-incomplete-pagination", []),
-    "count-mismatch": (lambda fake: (fake.add_check_run("ci"), setattr(fake, "check_runs_total_override", 2)), "github-incomplete-pagination", []),
+    "count-mismatch": (lambda fake: (fake.add_check_run("ci"), setattr(fake, "rollup_total_override", 2)), "github-incomplete-pagination", []),
     "graphql-cursor-missing": (
         lambda fake: ([fake.add_thread(CODEX, "x", at(i)) for i in range(101)], setattr(fake, "thread_page_drops_cursor", True)),
         "github-incomplete-pagination", [],
@@ -844,7 +769,8 @@ def test_an_unchanged_pull_request_is_answered_by_304s(fake, make_client, tmp_pa
     fake.add_review(CODEX, codex_body("findings_review", fake.head_sha), "COMMENTED", fake.head_sha, at(100))
     fake.add_thread(CODEX, BODIES["finding_comment_p1"], at(100))
     fake.add_check_run("ci/test")
-    fake.protection = protection_rules()
+    fake.protection = fixture("rest/branch-protection.json")
+    fake.rulesets = [{"type": "deletion", "ruleset_source_type": "Repository", "ruleset_source": REPOSITORY, "ruleset_id": 1}]
     cold_client = make_client()
     cold = observe(cold_client)
     points_before = fake.rate_used

@@ -85,6 +85,13 @@ def exercise_every_route(world: World) -> Recorder:
     world.set_protection(OWNER, NAME, "main", fixture("rest/branch-protection.json"))
     api("GET", f"{REPO}/branches/main")
     api("GET", f"{REPO}/branches/main/protection")
+    api("GET", f"{REPO}/rules/branches/main")  # no active rules: []
+    world.set_rulesets(OWNER, NAME, "main", [
+        {"type": "required_status_checks", "ruleset_source_type": "Repository", "ruleset_source": f"{OWNER}/{NAME}", "ruleset_id": 7,
+         "parameters": {"required_status_checks": [{"context": "ci", "integration_id": 15368}], "strict_required_status_checks_policy": False}},
+        {"type": "deletion", "ruleset_source_type": "Organization", "ruleset_source": OWNER, "ruleset_id": 8},
+    ])
+    api("GET", f"{REPO}/rules/branches/main")
     api("DELETE", f"{REPO}/issues/comments/{comment['id']}")
     api("PUT", f"{REPO}/pulls/1/merge", {"sha": "0" * 40})  # 409
     api("PUT", f"{REPO}/pulls/1/merge", {"sha": head, "merge_method": "squash"})
@@ -201,8 +208,10 @@ def graphql_world(tmp_path: Path) -> tuple[World, Api, dict[str, Any]]:
     thread = world.add_review_thread(OWNER, NAME, 1, USERS["codex_bot"], "**P1** finding", path="src/app.py", line=1)
     for index in range(120):  # more than one page of comments: the node(id:) query pages the rest
         world.reply_to_review_comment(OWNER, NAME, 1, thread["comments"][0]["rest"]["id"], "loop-owner", f"reply {index}")
+    world.add_check_run(OWNER, NAME, pull["head"]["sha"], "ci", app_id=15368)
+    world.add_status(OWNER, NAME, pull["head"]["sha"], "deploy", "pending")
     variables = {"owner": OWNER, "name": NAME, "number": 1, "cursor": None, "id": thread["id"], "threadId": thread["id"],
-                 "pullRequestId": pull["node_id"]}
+                 "pullRequestId": pull["node_id"], "mergeState": True}
     return world, api, variables
 
 

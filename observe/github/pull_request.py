@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evaluator.canonical import text_digest
-
 from observe.github import gates as github_gates
-from observe.github.client import GitHubClient, path_segment, split_repository
-from observe.github.fields import body_text, field, kind_of, objects, positive_id, sha40, shape_error, timestamp
+from observe.github.client import PER_PAGE, GitHubClient, path_segment, split_repository
+from observe.github.fields import body_text, field, kind_of, objects, positive_id, sha40, shape_error
 from observe.github.loop_markers import RUN_ID
+from observe.github.merge_state import MergeState, read_merge_state
 from observe.github.observation import Gates, PullRequestFacts, PullRequestObservation, ThreadObservation
 from observe.github.responses import (
     RequestIndex,
@@ -43,10 +43,10 @@ class PullRequestSnapshot:
     reviews: list[Any]
     review_comments: list[Any]
     reactions: list[Any]
-    check_runs: list[Any]
-    statuses: list[Any]
     protection: tuple[str, Any]  # ("protected", body) | ("unprotected", None) | ("unknown", None)
+    rulesets: tuple[str, Any]  # ("read", [rule, ...]) | ("unknown", None)
     threads: list[Any]
+    merge_state: Any  # GraphQL pullRequest merge-state fields, every rollup context under "contexts"
 
 
 # -- fetching -----------------------------------------------------------------
@@ -64,7 +64,7 @@ def fetch_snapshot(client: GitHubClient, repository: str, pr_number: int) -> Pul
     base_branch = field(field(pull, "base", dict, "pull request"), "ref", str, "pull request base")
     head = field(pull, "head", dict, "pull request")
     head_branch = field(head, "ref", str, "pull request head")
-    head_sha = sha40(head.get("sha"), "pull request head sha")
+    sha40(head.get("sha"), "pull request head sha")
     base_ref = client.get(f"{repo_path}/git/ref/heads/{path_segment(base_branch)}").body
     head_ref = None
     head_repo = head.get("repo")
@@ -73,19 +73,25 @@ def fetch_snapshot(client: GitHubClient, repository: str, pr_number: int) -> Pul
         head_repo_path = "/repos/" + "/".join(_repository_parts(field(head_repo, "full_name", str, "pull request head repo")))
         head_ref = client.get(f"{head_repo_path}/git/ref/heads/{path_segment(head_branch)}", tolerated=(404,)).body
     protection = _fetch_protection(client, f"{repo_path}/branches/{path_segment(base_branch)}")
+    rulesets = _fetch_rulesets(client, f"{repo_path}/rules/branches/{path_segment(base_branch)}")
+    issue_comments = client.get_all(f"{repo_path}/issues/{pr_number}/comments")
+    reviews = client.get_all(f"{repo_path}/pulls/{pr_number}/reviews")
+    review_comments = client.get_all(f"{repo_path}/pulls/{pr_number}/comments")
+    reactions = client.get_all(f"{repo_path}/issues/{pr_number}/reactions")
+    threads, merge_state = fetch_review_threads(client, owner, name, pr_number)
     return PullRequestSnapshot(
         user=user,
         pull=pull,
         base_ref=base_ref,
         head_ref=head_ref,
-        issue_comments=client.get_all(f"{repo_path}/issues/{pr_number}/comments"),
-        reviews=client.get_all(f"{repo_path}/pulls/{pr_number}/reviews"),
-        review_comments=client.get_all(f"{repo_path}/pulls/{pr_number}/comments"),
-        reactions=client.get_all(f"{repo_path}/issues/{pr_number}/reactions"),
-        check_runs=client.get_all(f"{repo_path}/commits/{head_sha}/check-runs", items_key="check_runs"),
-        statuses=client.get_all(f"{repo_path}/commits/{head_sha}/status", items_key="statuses"),
+        issue_comments=issue_comments,
+        reviews=reviews,
+        review_comments=review_comments,
+        reactions=reactions,
         protection=protection,
-        threads=fetch_review_threads(client, owner, name, pr_number),
+        rulesets=rulesets,
+        threads=threads,
+        merge_state=merge_state,
     )
 
 
@@ -111,6 +117,18 @@ def _fetch_protection(client: GitHubClient, branch_path: str) -> tuple[str, Any]
         return ("unprotected", None)
     reply = client.get(f"{branch_path}/protection", tolerated=(403, 404))
     return ("protected", reply.body) if reply.body is not None else ("unknown", None)
+
+
+def _fetch_rulesets(client: GitHubClient, rules_path: str) -> tuple[str, Any]:
+    """("read", active ruleset rules for the branch) or ("unknown", None).
+
+    Readable with read access; 403/404 (a token without that access) means
+    "cannot tell". A full page may hide another, so it also means unknown.
+    """
+    reply = client.get(rules_path, {"per_page": PER_PAGE}, tolerated=(403, 404))
+    if reply.body is None or (isinstance(reply.body, list) and len(reply.body) >= PER_PAGE):
+        return ("unknown", None)
+    return ("read", reply.body)
 
 
 def observe_pull_request(client: GitHubClient, repository: str, pr_number: int, run_id: str) -> PullRequestObservation:
@@ -169,29 +187,44 @@ def _ref_sha(ref: Any, branch: str, where: str) -> str:
     return sha40(field(ref, "object", dict, where).get("sha"), f"{where} object sha")
 
 
-def _gates(snapshot: PullRequestSnapshot, pull_request: PullRequestFacts, threads: list[ThreadObservation]) -> Gates:
-    for review in snapshot.reviews:
-        positive_id(review, "review")
-        if review.get("submitted_at") is not None:
-            timestamp(review["submitted_at"], f"review {review['id']} submitted_at")
-    for run in snapshot.check_runs:
-        field(run, "name", str, "check run")
-        field(run, "status", str, "check run")
-    for status in snapshot.statuses:
-        field(status, "context", str, "commit status")
-        field(status, "state", str, "commit status")
+def _merge_state(snapshot: PullRequestSnapshot) -> MergeState:
+    merge_state = snapshot.merge_state
+    contexts = merge_state.get("contexts") if isinstance(merge_state, dict) else None
+    if not isinstance(contexts, list):
+        raise shape_error("pull request merge state: contexts were not collected")
+    return read_merge_state(merge_state, contexts)
+
+
+def _protection(snapshot: PullRequestSnapshot) -> github_gates.Protection:
     state, rules = snapshot.protection
     if state == "protected" and not isinstance(rules, dict):
         raise shape_error("branch protection: answer is not an object")
-    outcomes = github_gates.check_outcomes(snapshot.check_runs, snapshot.statuses)
-    approvals = github_gates.approvals_gate(snapshot.reviews, snapshot.protection, pull_request["head_sha"])
-    mergeable_state = snapshot.pull.get("mergeable_state")
+    ruleset_state, ruleset_rules = snapshot.rulesets
+    if ruleset_state == "read":
+        for rule in objects(ruleset_rules if isinstance(ruleset_rules, list) else [None], "branch rules"):
+            field(rule, "type", str, "branch rule")
+    return github_gates.Protection(snapshot.protection, snapshot.rulesets)
+
+
+def _gates(
+    snapshot: PullRequestSnapshot, pull_request: PullRequestFacts, threads: list[ThreadObservation], user_id: int
+) -> Gates:
+    merge = _merge_state(snapshot)
+    protection = _protection(snapshot)
+    if merge.head_sha != pull_request["head_sha"]:
+        # A push landed between the REST and the GraphQL answers: GitHub's verdicts are
+        # about another commit than the document's head.
+        closed = pull_request["state"] != "open"
+        unknown = github_gates.UNKNOWN
+        return {"approvals": unknown, "branch_protection": unknown, "checks": unknown,
+                "mergeability": github_gates.FAIL if closed else unknown}
+    approvals = github_gates.approvals_gate(merge, protection)
     unresolved = sum(1 for thread in threads if not thread["is_resolved"])
     return {
         "approvals": approvals,
-        "branch_protection": github_gates.branch_protection_gate(snapshot.protection, approvals, outcomes, unresolved, mergeable_state),
-        "checks": github_gates.worst(outcomes.values()),
-        "mergeability": github_gates.mergeability_gate(pull_request["state"], snapshot.pull.get("mergeable"), mergeable_state),
+        "branch_protection": github_gates.branch_protection_gate(merge, protection, approvals, unresolved, user_id),
+        "checks": github_gates.checks_gate(merge),
+        "mergeability": github_gates.mergeability_gate(pull_request["state"], pull_request["is_draft"], merge),
     }
 
 
@@ -206,8 +239,6 @@ def normalize_snapshot(snapshot: PullRequestSnapshot, repository: str, pr_number
         (snapshot.reviews, "reviews"),
         (snapshot.review_comments, "review comments"),
         (snapshot.reactions, "reactions"),
-        (snapshot.check_runs, "check runs"),
-        (snapshot.statuses, "commit statuses"),
     ):
         objects(items, where)
     requests, claims, anomalies = loop_comments(snapshot.issue_comments, authenticated_user_id, run_id)
@@ -233,5 +264,5 @@ def normalize_snapshot(snapshot: PullRequestSnapshot, repository: str, pr_number
         "summary_rows": summary_rows,
         "plus_one_reactions": plus_one_reactions(snapshot.reactions),
         "threads": threads,
-        "gates": _gates(snapshot, pull_request, threads),
+        "gates": _gates(snapshot, pull_request, threads, authenticated_user_id),
     }

@@ -1,9 +1,12 @@
-"""Review threads, which only GraphQL exposes: fetched completely, then normalized.
+"""Review threads and the merge state, which only GraphQL exposes: fetched completely, then normalized.
 
 Threads come 100 per query (``reviewThreads(first: 100, after: $cursor)``,
 about one point each); a thread with more than 100 comments has its remaining
 comments fetched through ``node(id:)`` 100 at a time. ``totalCount`` and
 ``pageInfo`` must agree with what was collected, or the observation fails.
+The first page also selects the pull request's merge state
+(``observe/github/merge_state.py``); its up to 100 check contexts add no point,
+and a rollup with more continues through ``node(id:)`` like a long thread.
 """
 
 from __future__ import annotations
@@ -12,11 +15,11 @@ from typing import Any
 
 from evaluator.canonical import digest, text_digest
 from evaluator.policy import TRUSTED_CODEX_BOT_ID
-
 from observe.github.client import GitHubClient
 from observe.github.errors import GitHubObservationError
 from observe.github.fields import timestamp
 from observe.github.loop_markers import reply_round
+from observe.github.merge_state import MERGE_STATE_FIELDS, ROLLUP_CONTEXTS_QUERY
 from observe.github.observation import ThreadObservation
 
 _COMMENT_FIELDS = """
@@ -31,10 +34,10 @@ _COMMENT_FIELDS = """
         }"""
 
 THREADS_QUERY = """
-query($owner: String!, $name: String!, $number: Int!, $cursor: String) {
+query($owner: String!, $name: String!, $number: Int!, $cursor: String, $mergeState: Boolean!) {
   rateLimit { cost remaining }
   repository(owner: $owner, name: $name) {
-    pullRequest(number: $number) {
+    pullRequest(number: $number) {{merge_state_fields}
       reviewThreads(first: 100, after: $cursor) {
         totalCount
         pageInfo { hasNextPage endCursor }
@@ -47,32 +50,36 @@ query($owner: String!, $name: String!, $number: Int!, $cursor: String) {
           originalLine
           startLine
           diffSide
-          comments(first: 100) {%s
+          comments(first: 100) {{comment_fields}
           }
         }
       }
     }
   }
 }
-""" % _COMMENT_FIELDS
+""".replace("{merge_state_fields}", MERGE_STATE_FIELDS).replace("{comment_fields}", _COMMENT_FIELDS)
 
 THREAD_COMMENTS_QUERY = """
 query($id: ID!, $cursor: String) {
   rateLimit { cost remaining }
   node(id: $id) {
     ... on PullRequestReviewThread {
-      comments(first: 100, after: $cursor) {%s
+      comments(first: 100, after: $cursor) {{comment_fields}
       }
     }
   }
 }
-""" % _COMMENT_FIELDS
+""".replace("{comment_fields}", _COMMENT_FIELDS)
 
 MAX_GRAPHQL_PAGES = 200
 
 
 def _shape_error(message: str) -> GitHubObservationError:
-    return GitHubObservationError("github-unexpected-shape", f"review threads: {message}")
+    return GitHubObservationError("github-unexpected-shape", f"GraphQL: {message}")
+
+
+def _incomplete(message: str) -> GitHubObservationError:
+    return GitHubObservationError("github-incomplete-pagination", f"GraphQL: {message}")
 
 
 def _connection(value: Any, where: str) -> tuple[list[Any], bool, str | None, int]:
@@ -85,7 +92,7 @@ def _connection(value: Any, where: str) -> tuple[list[Any], bool, str | None, in
     if not isinstance(has_next, bool) or not (cursor is None or isinstance(cursor, str)):
         raise _shape_error(f"{where} has a malformed pageInfo")
     if has_next and not cursor:
-        raise GitHubObservationError("github-incomplete-pagination", f"review threads: {where} has a next page but no end cursor")
+        raise _incomplete(f"{where} has a next page but no end cursor")
     return nodes, has_next, cursor, total
 
 
@@ -101,26 +108,33 @@ def _paginate(fetch_page, where: str, collected: list[Any] | None = None, cursor
         collected.extend(nodes)
         if not has_next:
             break
-        if next_cursor in seen_cursors:
-            raise GitHubObservationError("github-incomplete-pagination", f"review threads: {where} repeats a cursor")
+        if next_cursor is None or next_cursor in seen_cursors:
+            raise _incomplete(f"{where} repeats a cursor")
         seen_cursors.add(next_cursor)
         cursor = next_cursor
     else:
-        raise GitHubObservationError("github-incomplete-pagination", f"review threads: {where} exceeds {MAX_GRAPHQL_PAGES} pages")
+        raise _incomplete(f"{where} exceeds {MAX_GRAPHQL_PAGES} pages")
     if total != len(collected):
-        raise GitHubObservationError("github-incomplete-pagination", f"review threads: {where} collected {len(collected)} of totalCount {total}")
+        raise _incomplete(f"{where} collected {len(collected)} of totalCount {total}")
     return collected
 
 
-def fetch_review_threads(client: GitHubClient, owner: str, name: str, number: int) -> list[dict[str, Any]]:
-    """Every review thread of the PR, each with every comment under ``comments``."""
+def fetch_review_threads(
+    client: GitHubClient, owner: str, name: str, number: int
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every review thread of the PR, each with every comment under ``comments``,
+    and the merge-state fields of the first page with every rollup context under ``contexts``."""
+    first_page: dict[str, Any] = {}
 
     def thread_page(cursor: str | None) -> Any:
-        data = client.graphql(THREADS_QUERY, {"owner": owner, "name": name, "number": number, "cursor": cursor})
+        variables = {"owner": owner, "name": name, "number": number, "cursor": cursor, "mergeState": cursor is None}
+        data = client.graphql(THREADS_QUERY, variables)
         repository = data.get("repository")
         pull = repository.get("pullRequest") if isinstance(repository, dict) else None
         if not isinstance(pull, dict):
             raise _shape_error(f"pull request {owner}/{name}#{number} is missing from the answer")
+        if cursor is None:
+            first_page.update(pull)
         return pull.get("reviewThreads")
 
     threads = _paginate(thread_page, "reviewThreads")
@@ -142,9 +156,35 @@ def fetch_review_threads(client: GitHubClient, owner: str, name: str, number: in
 
             comments = _paginate(comment_page, f"thread {thread_id} comments", collected=comments, cursor=cursor)
         if len(comments) != total:
-            raise GitHubObservationError("github-incomplete-pagination", f"review threads: thread {thread['id']} has {len(comments)} of {total} comments")
+            raise _incomplete(f"thread {thread['id']} has {len(comments)} of {total} comments")
         complete.append({**thread, "comments": comments})
-    return complete
+    merge_state = {key: value for key, value in first_page.items() if key != "reviewThreads"}
+    return complete, {**merge_state, "contexts": _rollup_contexts(client, merge_state.get("statusCheckRollup"), number)}
+
+
+def _rollup_contexts(client: GitHubClient, rollup: Any, number: int) -> list[Any]:
+    """Every context of the head commit's status-check rollup (none when there is no rollup)."""
+    if rollup is None:
+        return []
+    if not isinstance(rollup, dict):
+        raise _shape_error("statusCheckRollup is not an object")
+    nodes, has_next, cursor, total = _connection(rollup.get("contexts"), "statusCheckRollup contexts")
+    if not has_next:
+        if total != len(nodes):
+            raise _incomplete(f"statusCheckRollup contexts has {len(nodes)} of totalCount {total}")
+        return list(nodes)
+    rollup_id = rollup.get("id")
+    if not isinstance(rollup_id, str):
+        raise _shape_error("statusCheckRollup has more contexts but no id")
+
+    def context_page(after: str | None) -> Any:
+        data = client.graphql(ROLLUP_CONTEXTS_QUERY, {"id": rollup_id, "cursor": after, "number": number})
+        node = data.get("node")
+        if not isinstance(node, dict):
+            raise _shape_error("statusCheckRollup is missing from the answer")
+        return node.get("contexts")
+
+    return _paginate(context_page, "statusCheckRollup contexts", collected=nodes, cursor=cursor)
 
 
 def _author_database_id(comment: dict[str, Any]) -> int | None:
