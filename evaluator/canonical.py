@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from . import policy
@@ -38,20 +39,50 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def tree_digest(entries: Iterable[tuple[str, bytes]]) -> str:
+    """The directory digest of (relative path, raw 32-byte SHA-256 of the file) pairs.
+
+    For each entry in path order (code point order, which is UTF-8 byte order):
+    the path's UTF-8 bytes, a NUL, the raw file digest; the result is the hex
+    SHA-256 of that concatenation (references/digests.md). A path never holds
+    a NUL and each file digest is 32 bytes, so the concatenation is unambiguous.
+    A file name that is not UTF-8 arrives surrogate-escaped (as ``os`` gives it)
+    and contributes its original bytes. Walking the directory is the caller's.
+    """
+    items = sorted(entries)
+    stream = hashlib.sha256()
+    for index, (path, file_sha256) in enumerate(items):
+        if "\0" in path or len(file_sha256) != 32:
+            raise ValueError(f"entry {path!r} is not a (path without NUL, 32-byte digest) pair")
+        if index and items[index - 1][0] == path:
+            raise ValueError(f"path {path!r} appears more than once")
+        stream.update(path.encode("utf-8", "surrogateescape") + b"\0" + file_sha256)
+    return stream.hexdigest()
+
+
+class DuplicateKey(ValueError):
+    """A JSON object names a key twice: no reader may pick one of the values."""
+
+    def __init__(self, key: str):
+        super().__init__(f"object key {key!r} appears more than once")
+        self.key = key
+
+
+def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The ``object_pairs_hook`` of every JSON reader of the project: a repeated key is an error."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise DuplicateKey(key)
+        result[key] = value
+    return result
+
+
 class _Reject(Exception):
     """Internal: carries one violation out of a json hook."""
 
     def __init__(self, code: str, message: str):
         self.violation = Violation(code, "", message)
-
-
-def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _Reject("json-duplicate-key", f"object key {key!r} appears more than once")
-        result[key] = value
-    return result
 
 
 def _reject_constant(name: str) -> Any:
@@ -111,13 +142,15 @@ def parse_document(raw: bytes) -> dict[str, Any]:
     try:
         value = json.loads(
             text,
-            object_pairs_hook=_object_pairs,
+            object_pairs_hook=unique_pairs,
             parse_constant=_reject_constant,
             parse_float=_reject_fraction,
             parse_int=_bounded_int,
         )
     except _Reject as error:
         raise Rejected([error.violation]) from None
+    except DuplicateKey as error:
+        raise Rejected([Violation("json-duplicate-key", "", str(error))]) from None
     except RecursionError:
         raise Rejected([Violation("json-too-deep", "", f"nesting deeper than {policy.MAX_DEPTH} levels")]) from None
     except json.JSONDecodeError as error:

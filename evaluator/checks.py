@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import policy
+from . import markers, policy
 from .errors import Violation, sorted_violations
 
 
@@ -91,19 +91,19 @@ def _action_details(action: str, state: Any, facts: Any, plan_violations: list[V
     from .machine import CLEANUP_STOPS
 
     details: dict[str, Any] = {"request_key": state.request_key, "fix_rounds": state.fix_rounds, "request_deadline": state.request_deadline}
-    automation_key = policy.automation_key(state.host, state.repository, state.pr_number, state.run_id)
+    automation_key = markers.automation_key(state.host, state.repository, state.pr_number, state.run_id)
     manifest = state.remediation_manifest or state.finalization_manifest
     if action == "plan-remediation":
         round_number = state.fix_rounds + 1
-        details.update(next_round=round_number, review_request_body_template=policy.default_review_template(state.run_id, round_number), actionable_thread_ids=[t.id for t in state.actionable_codex_threads])
+        details.update(next_round=round_number, review_request_body_template=markers.default_review_template(state.run_id, round_number), actionable_thread_ids=[t.id for t in state.actionable_codex_threads])
     elif action == "plan-finalization":
         details.update(eligible_thread_ids=[t.id for t in state.eligible_codex_threads], gates=state.gates.model_dump())
     elif action in ("await-approval", "claim-plan"):
         details.update(plan_kind=facts.plan_kind, plan_hash=facts.plan_hash, operations=list(manifest.operations))
         if action == "claim-plan":
-            details["claim_comment_body"] = policy.claim_marker(state.run_id, facts.claim_kind, facts.plan_hash, state.request_key, state.wakeup_id)
+            details["claim_comment_body"] = markers.claim_marker(state.run_id, facts.claim_kind, facts.plan_hash, state.request_key, state.wakeup_id)
     elif action == "execute-remediation":
-        details.update(plan_hash=facts.plan_hash, operations=list(manifest.operations), review_request_body_template=manifest.review_request_body_template, reply_marker=policy.reply_marker(state.run_id, state.fix_rounds + 1), thread_ids=[t.id for t in manifest.actionable_threads])
+        details.update(plan_hash=facts.plan_hash, operations=list(manifest.operations), review_request_body_template=manifest.review_request_body_template, reply_marker=markers.reply_marker(state.run_id, state.fix_rounds + 1), thread_ids=[t.id for t in manifest.actionable_threads])
     elif action == "execute-finalization":
         # Phase one: GitHub operations only; cleanup waits for a post-mutation snapshot.
         details.update(plan_hash=facts.plan_hash, operations=[op for op in manifest.operations if op != "delete-owned-automation"], thread_ids=[t.id for t in manifest.eligible_threads])

@@ -83,7 +83,7 @@ def _validate_usage(args: argparse.Namespace, check: str) -> None:
         if not _HEX64.fullmatch(args.approved_hash):
             raise UsageError("--approved-hash must be 64 lowercase hex digits")
     if args.now is not None:
-        from .models.common import is_timestamp
+        from .formats import is_timestamp
 
         if check != "state":
             raise UsageError("--now applies to --state only")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
 
-from . import policy
-from .models.common import parse_timestamp
+from . import markers, policy
+from .formats import parse_timestamp
 from .models.recurring import Claim, RecurringState, Response
 
 # Actions that change something outside the evaluator (GitHub, git, registry).
@@ -126,7 +126,7 @@ def _claim_status(state: RecurringState, claims: list[Claim], plan_hash: str | N
 
 
 def automation_inconsistencies(state: RecurringState) -> list[str]:
-    key = policy.automation_key(state.host, state.repository, state.pr_number, state.run_id)
+    key = markers.automation_key(state.host, state.repository, state.pr_number, state.run_id)
     if not state.automations:
         return ["automation-missing"]
     if len(state.automations) > 1:

@@ -1,14 +1,17 @@
 """Every policy value of github-codex-pr-loop, in one place.
 
-The seed calls these "policy": a reviewer finds the schedule, the timeout, the
-round limit, the trusted bot, the templates and the input limits here and
-nowhere else. Changing one is a change of policy and of the evaluator digest
-that every wakeup pins.
+A reviewer finds the schedule, the timeout, the round limit, the trusted bot,
+the modes, the execution boundary forms, the templates and the input limits
+here and nowhere else (references/actions.md#policy-decisions). The models
+take their ``Literal`` types from here. Changing a value is a change of policy
+and of the evaluator digest that every wakeup pins. Imports nothing of the
+project.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Literal, get_args
 
 # Document versions.
 MANIFEST_VERSION = 1
@@ -17,7 +20,8 @@ POLICY_SCHEMA_VERSION = 1
 # GitHub.
 HOST = "github.com"
 TRUSTED_CODEX_BOT_ID = 199175422  # chatgpt-codex-connector[bot]; trusted by numeric id only
-TRUSTED_CODEX_BOT_TYPE = "Bot"
+TrustedBotType = Literal["Bot"]
+TRUSTED_CODEX_BOT_TYPE: str = get_args(TrustedBotType)[0]
 
 # Automation schedule: the heartbeat every wakeup runs on.
 HEARTBEAT_RRULE = "FREQ=MINUTELY;INTERVAL=2"
@@ -54,15 +58,25 @@ MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 32
 MAX_SAFE_INTEGER = 2**53 - 1
 
-# Modes.
-WRITE_MODES = ("autonomous", "approval-gated")
+# Modes: two that may write, one that only reports.
+WriteMode = Literal["autonomous", "approval-gated"]
+Mode = Literal[WriteMode, "report-only"]
+WRITE_MODES: tuple[str, ...] = get_args(WriteMode)
+
+# The locks a claim takes: a remediation, phase one of a finalization, and
+# phase two (the cleanup), which has a lock of its own.
+ClaimKind = Literal["remediation", "finalization", "cleanup"]
 
 # Execution boundary forms.
-ISOLATED = "no-network-minimal-env-checkout-only"
-EXPLICIT_RISK = "explicit-risk-acceptance"
-ISOLATED_PROFILE = "sanitized-gh-https-v1"
-EXPLICIT_RISK_PROFILE = "explicit-risk-acceptance-v1"
-CREDENTIAL_STRATEGY = "gh-cli-https"
+IsolatedForm = Literal["no-network-minimal-env-checkout-only"]
+ExplicitRiskForm = Literal["explicit-risk-acceptance"]
+Isolation = Literal[IsolatedForm, ExplicitRiskForm]
+ISOLATED: str = get_args(IsolatedForm)[0]
+EXPLICIT_RISK: str = get_args(ExplicitRiskForm)[0]
+GitProfile = Literal["sanitized-gh-https-v1", "explicit-risk-acceptance-v1"]
+ISOLATED_PROFILE, EXPLICIT_RISK_PROFILE = get_args(GitProfile)
+CredentialStrategy = Literal["gh-cli-https"]
+CREDENTIAL_STRATEGY: str = get_args(CredentialStrategy)[0]
 GIT_PROTECTIONS = (
     "external_diff_disabled",
     "fsmonitor_disabled",
@@ -85,34 +99,10 @@ CHECKPOINT_PLACEHOLDER = "{{BOOTSTRAP_CHECKPOINT_JSON}}"
 
 AUTOMATION_PROMPT_TEMPLATE_V1 = "\n".join(
     (
-        "Continue $github-codex-pr-loop from the exact checkpoint below. Re-fetch all external state and follow only the installed evaluator's emitted action.",
+        "Continue $github-codex-pr-loop from the exact checkpoint below."
+        " Re-fetch all external state and follow only the installed evaluator's emitted action.",
         "Loop key: " + AUTOMATION_KEY_PLACEHOLDER,
         "Bootstrap checkpoint JSON: " + CHECKPOINT_PLACEHOLDER,
     )
 )
 
-
-def request_marker(run_id: str, round_number: int) -> str:
-    """The canonical review-request marker (the sha stays a placeholder in templates)."""
-    return f"<!-- github-codex-pr-loop-request run={run_id} round={round_number} sha={FINAL_HEAD_PLACEHOLDER} -->"
-
-
-def default_review_template(run_id: str, round_number: int) -> str:
-    # `@codex review` is Codex's documented review trigger; other @codex text may
-    # start a code-changing task instead.
-    return f"@codex review\n{request_marker(run_id, round_number)}"
-
-
-def automation_key(host: str, repository: str, pr_number: int, run_id: str) -> str:
-    """The canonical loop key: names the one automation this run owns."""
-    return f"github-codex-pr-loop:{host}/{repository}#{pr_number}@{run_id}"
-
-
-def claim_marker(run_id: str, kind: str, plan_hash: str, request_key: str, wakeup_id: str) -> str:
-    """Posted as an issue comment before a plan executes: the externally observable claim."""
-    return f"<!-- github-codex-pr-loop-claim run={run_id} kind={kind} plan={plan_hash} request={request_key} wakeup={wakeup_id} -->"
-
-
-def reply_marker(run_id: str, round_number: int) -> str:
-    """Ends every reply to a Codex thread, so a later wakeup knows the thread was addressed."""
-    return f"<!-- github-codex-pr-loop-reply run={run_id} round={round_number} -->"

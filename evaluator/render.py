@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import re
 
+from . import markers as loop_markers
 from . import policy
 from .canonical import canonical_text
 from .errors import Violation
+from .formats import SHA
 
 _PLACEHOLDER = re.compile(r"\{\{[^{}]*\}\}")
-_ANY_MARKER = re.compile(r"<!--\s*github-codex-pr-loop-.*?-->", re.DOTALL)
 # The mention itself, not a longer handle that starts with it (@codexbot).
 _MENTION = re.compile(r"(?<![\w@])@codex(?![\w-])")
-_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 def review_template_violations(template: str, run_id: str, round_number: int, path: str) -> list[Violation]:
-    """The seed's one-placeholder rules for a review-request template."""
+    """The one-placeholder rules for a review-request template (references/manifest-schema.md)."""
     found: list[Violation] = []
     if not _MENTION.search(template):
         found.append(Violation("review-template-missing-mention", path, "template does not contain @codex"))
@@ -30,8 +30,8 @@ def review_template_violations(template: str, run_id: str, round_number: int, pa
     stripped = _PLACEHOLDER.sub("", template)
     if "{{" in stripped or "}}" in stripped:
         found.append(Violation("review-template-stray-braces", path, "template has a '{{' or '}}' outside a placeholder"))
-    expected = policy.request_marker(run_id, round_number)
-    markers = _ANY_MARKER.findall(template)
+    expected = loop_markers.request_marker(run_id, round_number)
+    markers = loop_markers.template_markers(template)
     if not markers:
         found.append(Violation("review-template-marker-missing", path, f"template has no request marker; expected {expected!r}"))
     elif len(markers) > 1:
@@ -43,7 +43,7 @@ def review_template_violations(template: str, run_id: str, round_number: int, pa
 
 def render_review_body(template: str, final_head_sha: str) -> str:
     """Replace only the one placeholder with a verified 40-hex SHA."""
-    if not _SHA.fullmatch(final_head_sha):
+    if not SHA.matches(final_head_sha):
         raise ValueError("final head SHA must be 40 lowercase hex digits")
     if template.count(policy.FINAL_HEAD_PLACEHOLDER) != 1:
         raise ValueError("template must hold exactly one final-head placeholder")

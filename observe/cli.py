@@ -94,7 +94,7 @@ def _parser() -> _Parser:
 def _observed_at(text: str | None) -> datetime:
     if text is None:
         return datetime.now(timezone.utc)
-    from evaluator.models.common import is_timestamp, parse_timestamp
+    from evaluator.formats import is_timestamp, parse_timestamp
 
     if not is_timestamp(text):
         raise UsageError("--observed-at must be ISO-8601 with an explicit offset")

@@ -25,10 +25,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from evaluator import policy
+from evaluator import markers, policy
 from evaluator.canonical import digest, parse_document, text_digest
 from evaluator.errors import Rejected
-from evaluator.models.common import parse_timestamp
+from evaluator.formats import parse_timestamp
 from evaluator.render import render_prompt, render_review_body
 
 from observe.errors import CollectionError, UsageError
@@ -120,7 +120,7 @@ def prompt(
     with ExitStack() as stack:
         git = _git(settings, stack, checkout)
         github = observe_pull_request(_github(settings, stack, repository), repository, pr_number, run_id)
-        key = policy.automation_key(policy.HOST, repository, pr_number, run_id)
+        key = markers.automation_key(policy.HOST, repository, pr_number, run_id)
         state = bootstrap_state(
             initial_document,
             github,
@@ -178,7 +178,7 @@ def wakeup(settings: Settings, *, checkpoint_path: str, checkout: str, wakeup_id
     with ExitStack() as stack:
         git = _git(settings, stack, checkout)
         github = observe_pull_request(_github(settings, stack, repository), repository, pr_number, run_id)
-        key = policy.automation_key(checkpoint["host"], repository, pr_number, run_id)
+        key = markers.automation_key(checkpoint["host"], repository, pr_number, run_id)
         return wakeup_state(
             boot,
             github,
@@ -395,7 +395,7 @@ def wakeup_state(
 ) -> dict[str, Any]:
     """The recurring state of one wakeup: the checkpoint's identity, fresh observations."""
     checkpoint = bootstrap_snapshot["state"]
-    key = policy.automation_key(checkpoint["host"], checkpoint["repository"], checkpoint["pr_number"], checkpoint["run_id"])
+    key = markers.automation_key(checkpoint["host"], checkpoint["repository"], checkpoint["pr_number"], checkpoint["run_id"])
     identity = {name: checkpoint[name] for name in ("version", "policy_schema_version", "mode", "run_id", "host", "repository", "pr_number", "pr_url", "remote_name", "base_branch", "head_branch", "authenticated_user_id", "evaluator_sha256", "owned_automation_id", "base_sha")}
     state = {
         **identity,

@@ -1,8 +1,13 @@
 """Directory digests, and the digest of the installed skill code (the evaluator pin).
 
-The directory digest rule (references/digests.md): for each file in path
-order, its relative path as UTF-8, a NUL byte, then the raw 32-byte SHA-256 of
-its content; the digest is the lowercase hex SHA-256 of that concatenation.
+The directory digest rule is ``evaluator.canonical.tree_digest``
+(references/digests.md): for each file in path order, its relative path as
+UTF-8, a NUL byte, then the raw 32-byte SHA-256 of its content; the digest is
+the lowercase hex SHA-256 of that concatenation. This module computes it
+without importing the evaluator, on purpose: the digest pins the evaluator's
+files, so it must not be computed by the code it pins (an edited
+evaluator/canonical.py could otherwise report the pinned value). A test
+checks that both computations agree.
 "Path order" here is the relative POSIX path sorted by code point (equal to
 UTF-8 byte order, and to ``LC_ALL=C sort``). A path never contains NUL and
 each content hash is exactly 32 bytes, so the concatenation is unambiguous.

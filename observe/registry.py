@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import re
 import stat
 import tomllib
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any, Mapping, NamedTuple, TypedDict
 
 from evaluator import policy
 from evaluator.canonical import text_digest
+from evaluator.markers import parse_automation_key
 
 from observe.errors import REGISTRY_CODES, ObserveError
 
@@ -45,9 +45,6 @@ _KNOWN_FIELDS = frozenset(_STRING_FIELDS + ("version", "cwds", "created_at", "up
 # Without these a record cannot be judged as a loop automation at all.
 _REQUIRED_FIELDS = ("id", "name", "prompt", "status", "rrule")
 
-# The shape policy.automation_key produces; the ownership rule relies on the
-# fixed-length run id at the end (see the module docstring).
-_KEY_SHAPE = re.compile(r"github-codex-pr-loop:[^\s/#@]+/[^\s/#@]+/[^\s/#@]+#[1-9][0-9]*@[0-9a-f]{32}\Z")
 
 
 class RegistryError(ObserveError):
@@ -104,8 +101,10 @@ def read_registry(root: Path) -> list[Observation]:
 
 def owned_automations(root: Path, automation_key: str) -> list[AutomationRecord]:
     """The records of ``root`` that belong to the loop named by ``automation_key``, sorted by id."""
-    if not _KEY_SHAPE.match(automation_key):
-        raise ValueError(f"{automation_key!r} is not a canonical loop key (see policy.automation_key)")
+    # The ownership rule relies on the fixed-length run id that ends every
+    # canonical key (see the module docstring).
+    if parse_automation_key(automation_key) is None:
+        raise ValueError(f"{automation_key!r} is not a canonical loop key (see evaluator.markers.automation_key)")
     return [o.record for o in read_registry(root) if _is_owned(o, automation_key)]
 
 

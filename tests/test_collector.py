@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import policy
+from evaluator import markers, policy
 from evaluator.canonical import text_digest
 from evaluator.checks import run_initial, run_prompt, run_state
 from observe import cli
@@ -79,7 +79,7 @@ def write(world, name: str, document: dict) -> str:
 def write_automation(world, status: str, prompt: str) -> None:
     folder = world["registry"] / AUTOMATION_ID
     folder.mkdir(exist_ok=True)
-    key = policy.automation_key(policy.HOST, REPOSITORY, PR_NUMBER, RUN_ID)
+    key = markers.automation_key(policy.HOST, REPOSITORY, PR_NUMBER, RUN_ID)
     (folder / "automation.toml").write_text(
         f'version = 1\nid = "{AUTOMATION_ID}"\nname = "{key}"\nprompt = {json.dumps(prompt)}\nstatus = "{status}"\nrrule = "RRULE:{policy.HEARTBEAT_RRULE}"\n'
     )
@@ -91,7 +91,7 @@ def test_a_reuse_pr_loop_from_initial_snapshot_to_finalization(capsys, world):
     assert snapshot["existing_pr_number"] == PR_NUMBER and snapshot["current_head_sha"] == world["head0"]
     assert snapshot["remote_name"] == "origin" and snapshot["authenticated_user_id"] == USERS["loop_owner"]["id"]
     manifest = samples.initial_manifest(snapshot)
-    manifest.update(run_id=RUN_ID, review_request_body_template=policy.default_review_template(RUN_ID, 0))
+    manifest.update(run_id=RUN_ID, review_request_body_template=markers.default_review_template(RUN_ID, 0))
     manifest["review_request_body_template_sha256"] = text_digest(manifest["review_request_body_template"])
     initial = samples.seal_initial(snapshot, manifest)
     verdict = run_initial(initial, approved_hash=None, risk_record=None)
@@ -109,7 +109,7 @@ def test_a_reuse_pr_loop_from_initial_snapshot_to_finalization(capsys, world):
     prompt = collect(capsys, world, "--observed-at", at(90), "prompt", "--initial", write(world, "initial.json", initial), "--pr", str(PR_NUMBER), "--automation-id", AUTOMATION_ID, "--checkout", str(repo), "--registry", str(world["registry"]))
     ready = run_prompt(prompt)
     assert ready["ok"] is True, ready
-    assert ready["automation_key"] == policy.automation_key(policy.HOST, REPOSITORY, PR_NUMBER, RUN_ID)
+    assert ready["automation_key"] == markers.automation_key(policy.HOST, REPOSITORY, PR_NUMBER, RUN_ID)
 
     # Update and activate the stub; the first wakeup verifies the activation.
     write_automation(world, "ACTIVE", ready["rendered_prompt"])
@@ -152,10 +152,10 @@ def test_prompt_collection_refuses_a_request_body_that_is_not_the_approved_one(c
     fake, repo = world["fake"], world["repo"]
     snapshot = collect(capsys, world, "initial", "--checkout", str(repo), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", "src/app.py", "--commit", "--push")
     manifest = samples.initial_manifest(snapshot)
-    manifest.update(run_id=RUN_ID, review_request_body_template=policy.default_review_template(RUN_ID, 0))
+    manifest.update(run_id=RUN_ID, review_request_body_template=markers.default_review_template(RUN_ID, 0))
     manifest["review_request_body_template_sha256"] = text_digest(manifest["review_request_body_template"])
     initial = write(world, "initial.json", samples.seal_initial(snapshot, manifest))
-    fake.add_issue_comment(USERS["loop_owner"], "@codex please fix everything\n" + policy.request_marker(RUN_ID, 0).replace("{{FINAL_HEAD_SHA}}", world["head0"]), at(60))
+    fake.add_issue_comment(USERS["loop_owner"], "@codex please fix everything\n" + markers.request_marker(RUN_ID, 0).replace("{{FINAL_HEAD_SHA}}", world["head0"]), at(60))
     write_automation(world, "PAUSED", "inert")
     status = cli.main(["--api-url", fake.url, "--gh", str(world["gh"]), "prompt", "--initial", initial, "--pr", str(PR_NUMBER), "--automation-id", AUTOMATION_ID, "--checkout", str(repo), "--registry", str(world["registry"])])
     captured = capsys.readouterr()

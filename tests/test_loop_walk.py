@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
-from evaluator import policy
+from evaluator import markers
 from evaluator.canonical import digest
 from evaluator.cli import main
 from tools import samples
@@ -39,7 +39,7 @@ def test_an_approval_gated_loop_from_bootstrap_to_done(capsys, tmp_path):
 
     findings = samples.with_findings(edit(waiting, observed_at="2026-11-29T10:06:00Z"))
     plan_action = expect(findings, "plan-remediation", "codex-findings")
-    assert plan_action["next_round"] == 1 and policy.request_marker(samples.RUN_ID, 1) in plan_action["review_request_body_template"]
+    assert plan_action["next_round"] == 1 and markers.request_marker(samples.RUN_ID, 1) in plan_action["review_request_body_template"]
 
     planned = samples.with_plan(findings, samples.remediation_manifest(findings))
     asked = expect(planned, "await-approval", "approval-required")
@@ -48,7 +48,7 @@ def test_an_approval_gated_loop_from_bootstrap_to_done(capsys, tmp_path):
 
     claimed = copy.deepcopy(planned)
     claimed["claims"] = [samples.claim(planned, "remediation", plan_hash)]
-    assert claim_action["claim_comment_body"] == policy.claim_marker(samples.RUN_ID, "remediation", plan_hash, planned["request_key"], samples.WAKEUP_ID)
+    assert claim_action["claim_comment_body"] == markers.claim_marker(samples.RUN_ID, "remediation", plan_hash, planned["request_key"], samples.WAKEUP_ID)
     expect(claimed, "execute-remediation", "plan-claimed", "--approved-hash", plan_hash)
 
     # Pushed, the new request not yet posted: an overlapping wakeup must keep out.

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import policy
+from evaluator import markers, policy
 from evaluator.canonical import text_digest
 from observe.registry import (
     RegistryError,
@@ -25,7 +25,7 @@ from observe.registry import (
 )
 
 RUN_ID = "0123456789abcdef0123456789abcdef"
-KEY = policy.automation_key("github.com", "octo/widgets", 12, RUN_ID)
+KEY = markers.automation_key("github.com", "octo/widgets", 12, RUN_ID)
 RECORD_KEYS = ["id", "directory", "name", "status", "rrule", "prompt_sha256", "readable", "problem"]
 
 
@@ -136,8 +136,8 @@ def test_a_clean_record_is_not_owned_by_a_stray_mention(registry: Path) -> None:
 
 
 def test_unrelated_automations_are_not_selected(registry: Path) -> None:
-    other_run = policy.automation_key("github.com", "octo/widgets", 12, "f" * 32)
-    pr_1 = policy.automation_key("github.com", "octo/widgets", 1, RUN_ID)  # a prefix of nothing of ours
+    other_run = markers.automation_key("github.com", "octo/widgets", 12, "f" * 32)
+    pr_1 = markers.automation_key("github.com", "octo/widgets", 1, RUN_ID)  # a prefix of nothing of ours
     write_automation(registry, "daily-scan", **loop_fields("daily-scan", name="Daily scan", prompt="Scan the repo."))
     write_automation(registry, "other-loop", **loop_fields("other-loop", name=other_run, prompt=rendered_prompt(other_run)))
     write_automation(registry, "ours", **loop_fields("ours"))

@@ -27,7 +27,7 @@ from observe.errors import GITHUB_CODES
 from observe.github.errors import GitHubObservationError
 from observe.github.pulls import existing_pull_request
 from observe.github.token import resolve_token
-from observe.github.loop_markers import classify_issue_comment, reply_round
+from evaluator.markers import classify_issue_comment, reply_round
 
 from simulator.hostile import DrippingServer
 from simulator.fakegithub import (

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from evaluator import policy
+from evaluator import markers, policy
 from evaluator.canonical import canonical_text, parse_document, text_digest
 from evaluator.checks import run_prompt, run_state
 from tests.helpers import invalid_fixtures, load, run_cli, valid_fixtures
@@ -32,7 +32,7 @@ def test_valid_prompt_document_is_prompt_ready(path):
         "ok": True,
         "check": "prompt",
         "result": "prompt-ready",
-        "automation_key": policy.automation_key("github.com", "octo-org/hello-world", 42, samples.RUN_ID),
+        "automation_key": markers.automation_key("github.com", "octo-org/hello-world", 42, samples.RUN_ID),
         "rendered_prompt": document["rendered_prompt"],
         "rendered_prompt_sha256": text_digest(document["rendered_prompt"]),
         "bootstrap_snapshot_sha256": document["bootstrap_snapshot_sha256"],

@@ -131,20 +131,6 @@ def test_risk_acceptance_record_is_verified_against_the_remediation_plan():
     assert [e["code"] for e in unplanned["errors"]] == ["risk-acceptance-unexpected"]
 
 
-def test_markers_built_by_policy_parse_in_the_observer():
-    from evaluator import policy
-    from observe.github import loop_markers
-    from tools import samples
-
-    sha = samples.sha("x")
-    request = policy.request_marker(samples.RUN_ID, 3).replace(policy.FINAL_HEAD_PLACEHOLDER, sha)
-    claim = policy.claim_marker(samples.RUN_ID, "remediation", "f" * 64, f"12:{sha}", samples.WAKEUP_ID)
-    reply = policy.reply_marker(samples.RUN_ID, 2)
-    assert loop_markers.classify_issue_comment(f"@codex review\n{request}", samples.RUN_ID).kind == "request"
-    assert loop_markers.classify_issue_comment(claim, samples.RUN_ID).kind == "claim"
-    assert loop_markers.reply_round(f"Fixed in the next push.\n{reply}", samples.RUN_ID) == 2
-
-
 def test_autonomous_remediation_in_explicit_form_needs_the_record():
     from evaluator import policy
     from evaluator.canonical import digest

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.dont_write_bytecode = True  # the skill's code directories hold no bytecode cache (references/automation-registry.md)
 sys.path.insert(0, str(ROOT))
 
-from evaluator import policy  # noqa: E402
+from evaluator import markers, policy  # noqa: E402
 from evaluator.canonical import text_digest  # noqa: E402
 from tools import samples  # noqa: E402
 from tools.mutations import Mutation, both, deleter, setter  # noqa: E402
@@ -97,7 +97,7 @@ def set_existing(**values: Any) -> Mutation:
     return both(*(setter("existing_pr_" + key, value) for key, value in values.items()))
 
 
-MARKER = policy.request_marker(samples.RUN_ID, 0)
+MARKER = markers.request_marker(samples.RUN_ID, 0)
 OPS = ["fetch-base", "create-branch", "run-validation", "stage-files", "commit", "push", "create-pr", "request-codex-review", "bootstrap-automation"]
 REUSE = dict(number=42, base_branch="main", head_branch="codex/fix-greeting", head_sha=samples.sha("head"), same_repository=True)
 ISOLATED_HASH = samples.hexdigest("some-record")
@@ -193,14 +193,14 @@ INVALID_INITIAL: list[tuple[str, list[str], Callable[[dict], dict]]] = [
     ("operations-mismatch--bootstrap-first", ["operations-mismatch"], on_manifest(setter("operations", OPS[-1:] + OPS[:-1]))),
     ("review-template-missing-mention--no-codex", ["review-template-missing-mention"], on_manifest(set_template("please review\n" + MARKER))),
     ("review-template-missing-mention--longer-handle", ["review-template-missing-mention"], on_manifest(set_template("@codexbot review\n" + MARKER))),
-    ("review-template-marker-count--claim-marker-inside", ["review-template-marker-count"], on_manifest(set_template("@codex review\n" + MARKER + "\n" + policy.claim_marker(samples.RUN_ID, "remediation", "0" * 64, "1:" + "0" * 40, "0" * 32)))),
+    ("review-template-marker-count--claim-marker-inside", ["review-template-marker-count"], on_manifest(set_template("@codex review\n" + MARKER + "\n" + markers.claim_marker(samples.RUN_ID, "remediation", "0" * 64, "1:" + "0" * 40, "0" * 32)))),
     ("review-template-placeholder-count--two", ["review-template-marker-missing", "review-template-placeholder-count"], on_manifest(set_template("@codex review {{FINAL_HEAD_SHA}} {{FINAL_HEAD_SHA}}"))),
     ("review-template-placeholder-count--twice-with-marker", ["review-template-placeholder-count"], on_manifest(set_template("@codex review {{FINAL_HEAD_SHA}}\n" + MARKER))),
     ("review-template-unknown-placeholder--base-sha", ["review-template-unknown-placeholder"], on_manifest(set_template("@codex review against {{BASE_SHA}}\n" + MARKER))),
     ("review-template-stray-braces--open", ["review-template-stray-braces"], on_manifest(set_template("@codex review {{ now\n" + MARKER))),
     ("review-template-marker-missing--none", ["review-template-marker-missing"], on_manifest(set_template("@codex review sha={{FINAL_HEAD_SHA}}"))),
-    ("review-template-marker-mismatch--round-one", ["review-template-marker-mismatch"], on_manifest(set_template("@codex review\n" + policy.request_marker(samples.RUN_ID, 1)))),
-    ("review-template-marker-mismatch--other-run", ["review-template-marker-mismatch"], on_manifest(set_template("@codex review\n" + policy.request_marker("0" * 32, 0)))),
+    ("review-template-marker-mismatch--round-one", ["review-template-marker-mismatch"], on_manifest(set_template("@codex review\n" + markers.request_marker(samples.RUN_ID, 1)))),
+    ("review-template-marker-mismatch--other-run", ["review-template-marker-mismatch"], on_manifest(set_template("@codex review\n" + markers.request_marker("0" * 32, 0)))),
     ("review-template-marker-count--two-markers", ["review-template-marker-count"], on_manifest(set_template("@codex review\n" + MARKER + "\n<!-- github-codex-pr-loop-request run=x -->"))),
     ("review-template-sha256-mismatch--stale", ["review-template-sha256-mismatch"], on_manifest(setter("review_request_body_template", "@codex review now\n" + MARKER))),
     ("prompt-template-not-v1--trailing-newline", ["prompt-template-not-v1"], on_manifest(both(setter("automation_prompt_template", policy.AUTOMATION_PROMPT_TEMPLATE_V1 + "\n"), setter("automation_prompt_template_sha256", text_digest(policy.AUTOMATION_PROMPT_TEMPLATE_V1 + "\n"))))),

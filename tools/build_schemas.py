@@ -5,10 +5,11 @@ Run: python -m tools.build_schemas   (tests/test_schemas.py fails when the files
 A schema is tier one: shape only (exact keys, JSON types, enums, the hex, id
 and timestamp formats). Tier two, the evaluator's code, is authoritative for
 everything else. pydantic does not see the formats our AfterValidators check,
-so FORMATS below says, per constrained type of evaluator/models, which JSON
-Schema keywords express it exactly, or that only the code can check it. A
-constrained type missing from FORMATS stops the build: a new format is never
-silently published as a plain string.
+so FORMATS below says, per constrained type of evaluator/models, which grammar
+of evaluator/formats.py it checks (the grammar carries its own JSON Schema
+pattern), or that only the code can check it. A constrained type missing from
+FORMATS stops the build: a new format is never silently published as a plain
+string.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.dont_write_bytecode = True  # the skill's code directories hold no bytecode cache (references/automation-registry.md)
 sys.path.insert(0, str(ROOT))
 
+from evaluator import formats  # noqa: E402
 from evaluator.models import common  # noqa: E402
 from evaluator.models.plan import Argument  # noqa: E402
 
@@ -57,22 +59,23 @@ def _tier_two(rule: str) -> dict[str, str]:
 
 
 # Constrained type -> the JSON Schema keywords added to every field of that type.
-# Fixed-length formats also carry minLength/maxLength, which keeps them exact even
-# where a validator's `$` matches before a final newline (Python's re.search).
 FORMATS: dict[Any, dict[str, Any]] = {
-    common.Sha: {"pattern": "^[0-9a-f]{40}$", "minLength": 40, "maxLength": 40},
-    common.Digest: {"pattern": "^[0-9a-f]{64}$", "minLength": 64, "maxLength": 64},
-    common.RunId: {"pattern": "^[0-9a-f]{32}$", "minLength": 32, "maxLength": 32},
-    common.DecimalId: {"pattern": "^[1-9][0-9]{0,15}$"},
-    common.NodeId: {"pattern": "^[A-Za-z0-9_=-]{1,128}$"},
+    common.Sha: formats.SHA.json_schema(),
+    common.Digest: formats.DIGEST.json_schema(),
+    common.RunId: formats.RUN_ID.json_schema(),
+    common.DecimalId: formats.DECIMAL_ID.json_schema(),
+    common.NodeId: formats.NODE_ID.json_schema(),
     common.PositiveInt: {"minimum": 1},
     common.NonNegativeInt: {"minimum": 0},
-    common.RemoteName: {"pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$"},
-    common.Repository: {"pattern": r"^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}/(?!\.{1,2}/?$)(?!.*\.git$)[a-z0-9._-]{1,100}$"},
-    Argument: {"pattern": "^[^\\u0000]*$"},
+    common.RemoteName: formats.REMOTE_NAME.json_schema(),
+    common.Repository: formats.REPOSITORY.json_schema(),
+    Argument: formats.ARGUMENT.json_schema(),
     common.Timestamp: {
-        "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})$",
-        "description": "ISO-8601 with an explicit offset (Z or +HH:MM). The pattern checks the shape; that the date and time exist (no 2026-02-30, no 24:00) is tier two: enforced by the evaluator's code.",
+        **formats.TIMESTAMP.json_schema(),
+        "description": (
+            "ISO-8601 with an explicit offset (Z or +HH:MM). The pattern checks the shape;"
+            " that the date and time exist (no 2026-02-30, no 24:00) is tier two: enforced by the evaluator's code."
+        ),
     },
     common.BranchName: _tier_two("A branch name git check-ref-format --branch accepts, ASCII, at most 255 characters, no leading '-'."),
     common.RepoPath: _tier_two("A canonical repository-relative POSIX path in NFC: no empty, '.' or '..' component, no leading or trailing '/', no backslash or control character, nothing git's protectNTFS/protectHFS treat as .git."),

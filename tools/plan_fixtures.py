@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
-from evaluator import policy
+from evaluator import markers, policy
 from evaluator.canonical import digest, text_digest
 from tools import samples
 from tools.mutations import Mutation, both, deleter, setter
@@ -81,7 +81,7 @@ R, F = "remediation", "finalization"
 rem = remediation_planned
 fin = finalization_planned
 RUN = samples.RUN_ID
-MARK1 = policy.request_marker(RUN, 1)
+MARK1 = markers.request_marker(RUN, 1)
 HEAD1 = sha("head-1")
 OPS = ["edit-files", "run-validation", "commit", "push", "reply-to-codex-threads", "request-codex-review", "update-automation"]
 
@@ -107,8 +107,8 @@ REMEDIATION_INVALID: list[Case] = [
     ("invalid-path--gitattributes", ["invalid-path"], plan_change(rem, R, records([".gitattributes"]))),
     ("command-argv-not-absolute--relative", ["command-argv-not-absolute"], plan_change(rem, R, setter("commands", 0, "argv", ["./run-tests"]))),
     ("command-argv-empty--empty", ["command-argv-empty"], plan_change(rem, R, setter("commands", 1, "argv", []))),
-    ("review-template-marker-mismatch--round-zero", ["review-template-marker-mismatch"], plan_change(rem, R, template("@codex review\n" + policy.request_marker(RUN, 0)))),
-    ("review-template-marker-mismatch--round-two", ["review-template-marker-mismatch"], plan_change(rem, R, template("@codex review\n" + policy.request_marker(RUN, 2)))),
+    ("review-template-marker-mismatch--round-zero", ["review-template-marker-mismatch"], plan_change(rem, R, template("@codex review\n" + markers.request_marker(RUN, 0)))),
+    ("review-template-marker-mismatch--round-two", ["review-template-marker-mismatch"], plan_change(rem, R, template("@codex review\n" + markers.request_marker(RUN, 2)))),
     ("review-template-sha256-mismatch--stale", ["review-template-sha256-mismatch"], plan_change(rem, R, setter("review_request_body_template", "@codex review again\n" + MARK1))),
     ("review-template-missing-mention--none", ["review-template-missing-mention"], plan_change(rem, R, template("review please\n" + MARK1))),
     ("review-template-unknown-placeholder--head", ["review-template-unknown-placeholder"], plan_change(rem, R, template("@codex review {{HEAD}}\n" + MARK1))),
@@ -142,7 +142,7 @@ REMEDIATION_STALE: list[Case] = [
     ("base-branch", ["/remediation_manifest/base_branch"], plan_change(rem, R, setter("base_branch", "develop"))),
     ("pr-number", ["/remediation_manifest/pr_number"], plan_change(rem, R, setter("pr_number", 43))),
     ("repository", ["/remediation_manifest/repository"], plan_change(rem, R, setter("repository", "octo-org/fork"))),
-    ("run-id", ["/remediation_manifest/run_id"], plan_change(rem, R, both(setter("run_id", "0" * 32), template("@codex review\n" + policy.request_marker("0" * 32, 1))))),
+    ("run-id", ["/remediation_manifest/run_id"], plan_change(rem, R, both(setter("run_id", "0" * 32), template("@codex review\n" + markers.request_marker("0" * 32, 1))))),
     ("responses", ["/remediation_manifest/responses"], plan_change(two_responses(rem), R, lambda m: m["responses"].pop())),
     ("actionable-threads", ["/remediation_manifest/actionable_threads"], plan_change(rem, R, lambda m: m["actionable_threads"].pop())),
     ("execution", ["/remediation_manifest/execution"], _execution_drift()),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
-from evaluator import policy
+from evaluator import markers, policy
 from evaluator.canonical import text_digest
 from tools import samples
 from tools.mutations import both, setter
@@ -57,7 +57,7 @@ def heads(head: str) -> Callable[[dict], None]:
 
 def _rerun(boot: dict) -> None:
     boot["state"]["run_id"] = "0" * 32
-    boot["state"]["automations"][0]["name"] = policy.automation_key(policy.HOST, samples.REPOSITORY, samples.PR_NUMBER, "0" * 32)
+    boot["state"]["automations"][0]["name"] = markers.automation_key(policy.HOST, samples.REPOSITORY, samples.PR_NUMBER, "0" * 32)
 
 
 def _unexpected_commit() -> dict:
@@ -100,8 +100,8 @@ INVALID_PROMPTS: list[tuple[str, list[str], Callable[[], dict]]] = [
     ("receipt-head-mismatch--pr", ["receipt-head-mismatch"], on_boot(setter(*R, "pr_head_sha", OTHER))),
     ("receipt-head-mismatch--state-request", ["receipt-head-mismatch", "request-key-mismatch"], on_boot(setter(*S, "request_head_sha", OTHER))),
     ("receipt-worktree-dirty--dirty", ["receipt-worktree-dirty"], on_boot(setter(*R, "worktree_clean", False))),
-    ("receipt-review-body-mismatch--edited", ["receipt-review-body-mismatch"], on_boot(both(setter(*R, "review_request_body", "@codex review please\n" + policy.request_marker(samples.RUN_ID, 0).replace("{{FINAL_HEAD_SHA}}", HEAD1)), lambda b: b["post_write_receipt"].update(review_request_body_sha256=text_digest(b["post_write_receipt"]["review_request_body"]))))),
-    ("receipt-review-body-mismatch--placeholder-left", ["receipt-review-body-mismatch"], on_boot(both(setter(*R, "review_request_body", policy.default_review_template(samples.RUN_ID, 0)), lambda b: b["post_write_receipt"].update(review_request_body_sha256=text_digest(b["post_write_receipt"]["review_request_body"]))))),
+    ("receipt-review-body-mismatch--edited", ["receipt-review-body-mismatch"], on_boot(both(setter(*R, "review_request_body", "@codex review please\n" + markers.request_marker(samples.RUN_ID, 0).replace("{{FINAL_HEAD_SHA}}", HEAD1)), lambda b: b["post_write_receipt"].update(review_request_body_sha256=text_digest(b["post_write_receipt"]["review_request_body"]))))),
+    ("receipt-review-body-mismatch--placeholder-left", ["receipt-review-body-mismatch"], on_boot(both(setter(*R, "review_request_body", markers.default_review_template(samples.RUN_ID, 0)), lambda b: b["post_write_receipt"].update(review_request_body_sha256=text_digest(b["post_write_receipt"]["review_request_body"]))))),
     ("receipt-review-body-sha256-mismatch--stale", ["receipt-review-body-sha256-mismatch"], on_boot(setter(*R, "review_request_body_sha256", samples.hexdigest("body")))),
     ("bootstrap-identity-mismatch--remote-name", ["bootstrap-identity-mismatch"], on_boot(both(setter(*S, "remote_name", "upstream"), setter(*S, "current_remote_name", "upstream")))),
     ("bootstrap-identity-mismatch--run", ["bootstrap-identity-mismatch"], on_boot(lambda b: _rerun(b))),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from evaluator import policy
+from evaluator import markers, policy
 from evaluator.canonical import digest, text_digest
 
 RUN_ID = "3f2a9c1e5b7d4a6f8e0c2b4d6f8a0c1e"
@@ -127,7 +127,7 @@ def initial_manifest(snapshot: dict[str, Any], *, mode: str = "approval-gated", 
     from evaluator.models.initial import InitialSnapshot
     from evaluator.rules.initial import expected_operations
 
-    template = policy.default_review_template(RUN_ID, 0)
+    template = markers.default_review_template(RUN_ID, 0)
     return {
         "automation_prompt_template": policy.AUTOMATION_PROMPT_TEMPLATE_V1,
         "automation_prompt_template_sha256": text_digest(policy.AUTOMATION_PROMPT_TEMPLATE_V1),
@@ -196,7 +196,7 @@ def automation_record(**overrides: Any) -> dict[str, Any]:
     record = {
         "directory": AUTOMATION_ID,
         "id": AUTOMATION_ID,
-        "name": policy.automation_key(policy.HOST, REPOSITORY, PR_NUMBER, RUN_ID),
+        "name": markers.automation_key(policy.HOST, REPOSITORY, PR_NUMBER, RUN_ID),
         "problem": None,
         "prompt_sha256": PROMPT_SHA256,
         "readable": True,
@@ -313,7 +313,7 @@ def with_clean(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _after(state: dict[str, Any]) -> str:
-    from evaluator.models.common import parse_timestamp
+    from evaluator.formats import parse_timestamp
 
     instant = parse_timestamp(state["request_created_at"]) + policy.REQUEST_TIMEOUT / 6
     return instant.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -321,7 +321,7 @@ def _after(state: dict[str, Any]) -> str:
 
 def remediation_manifest(state: dict[str, Any], *, commands: bool = True) -> dict[str, Any]:
     round_number = state["fix_rounds"] + 1
-    template = policy.default_review_template(RUN_ID, round_number).replace("@codex review", "@codex review this fix")
+    template = markers.default_review_template(RUN_ID, round_number).replace("@codex review", "@codex review this fix")
     return {
         "actionable_threads": copy.deepcopy(state["actionable_codex_threads"]),
         "base_branch": state["base_branch"],
@@ -407,7 +407,7 @@ def bootstrap_state_for(initial: dict[str, Any], final_head: str) -> dict[str, A
         request_key=f"{REQUEST_ID}:{final_head}",
         expected_prompt_sha256=None,
         wakeup_id=None,
-        automations=[automation_record(status="PAUSED", prompt_sha256=hexdigest("inert-stub"), name=policy.automation_key(policy.HOST, snapshot["repository"], pr_number, RUN_ID))],
+        automations=[automation_record(status="PAUSED", prompt_sha256=hexdigest("inert-stub"), name=markers.automation_key(policy.HOST, snapshot["repository"], pr_number, RUN_ID))],
     )
 
 
@@ -446,7 +446,7 @@ def seal_prompt(initial: dict[str, Any], boot: dict[str, Any]) -> dict[str, Any]
     from evaluator.render import render_prompt
 
     state = boot["state"]
-    key = policy.automation_key(state["host"], state["repository"], state["pr_number"], state["run_id"])
+    key = markers.automation_key(state["host"], state["repository"], state["pr_number"], state["run_id"])
     rendered = render_prompt(key, boot)
     return {
         "bootstrap_snapshot": boot,

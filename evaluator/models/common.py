@@ -1,76 +1,55 @@
 """Shared field types and the pydantic-to-violation bridge.
 
 Every model is strict (``true`` is not ``1``, ``1`` is not ``"1"``) and forbids
-extra keys. Field formats raise ``PydanticCustomError`` whose type *is* our
+extra keys. The formats themselves are defined once in evaluator/formats.py;
+the field types here bind each to its stable error code. Field formats raise ``PydanticCustomError`` whose type *is* our
 stable error code, so a pydantic error maps to a violation without guessing.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from datetime import datetime, timedelta
-from typing import Annotated, Any, Iterable
+from collections.abc import Iterable
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 from pydantic_core import PydanticCustomError
 
+from .. import formats
 from ..errors import Violation, describe, pointer
+from ..formats import Grammar, TimestampError, parse_timestamp
 
 
 class Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, revalidate_instances="never")
 
 
-def _format(code: str, pattern: str, what: str):
-    compiled = re.compile(pattern)
-
+def _format(code: str, grammar: Grammar) -> AfterValidator:
     def check(value: str) -> str:
-        if not compiled.fullmatch(value):
-            raise PydanticCustomError(code, "{observed} is not " + what, {"observed": describe(value)})
+        if not grammar.matches(value):
+            raise PydanticCustomError(code, "{observed} is not " + grammar.what, {"observed": describe(value)})
         return value
 
     return AfterValidator(check)
 
 
-Sha = Annotated[str, _format("invalid-sha", r"[0-9a-f]{40}", "a 40-digit lowercase hex commit SHA")]
-Digest = Annotated[str, _format("invalid-digest", r"[0-9a-f]{64}", "a 64-digit lowercase hex SHA-256")]
-RunId = Annotated[str, _format("invalid-run-id", r"[0-9a-f]{32}", "a 32-digit lowercase hex run id")]
-DecimalId = Annotated[str, _format("invalid-id", r"[1-9][0-9]{0,15}", "a positive decimal id string")]
-NodeId = Annotated[str, _format("invalid-node-id", r"[A-Za-z0-9_=-]{1,128}", "a GitHub node id")]
-
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})")
-
-
-def parse_timestamp(value: str) -> datetime:
-    """An aware datetime from an ISO-8601 string that has an explicit offset."""
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def is_timestamp(text: str) -> bool:
-    """Whether text is an ISO-8601 instant with an explicit offset, and a real one."""
-    if not _TIMESTAMP.fullmatch(text):
-        return False
-    try:
-        _within_range(parse_timestamp(text))
-    except (ValueError, OverflowError):
-        return False
-    return True
-
-
-def _within_range(instant: datetime) -> None:
-    # Deadlines and timeouts are added to timestamps: leave a day of room at
-    # both ends of the calendar so no arithmetic can overflow.
-    instant - timedelta(days=1), instant + timedelta(days=1)
+Sha = Annotated[str, _format("invalid-sha", formats.SHA)]
+Digest = Annotated[str, _format("invalid-digest", formats.DIGEST)]
+RunId = Annotated[str, _format("invalid-run-id", formats.RUN_ID)]
+DecimalId = Annotated[str, _format("invalid-id", formats.DECIMAL_ID)]
+NodeId = Annotated[str, _format("invalid-node-id", formats.NODE_ID)]
+RemoteName = Annotated[str, _format("invalid-remote-name", formats.REMOTE_NAME)]
+Repository = Annotated[str, _format("invalid-repository", formats.REPOSITORY)]
 
 
 def _timestamp(value: str) -> str:
-    if not _TIMESTAMP.fullmatch(value):
-        raise PydanticCustomError("invalid-timestamp", "{observed} is not ISO-8601 with an explicit offset", {"observed": describe(value)})
     try:
-        _within_range(parse_timestamp(value))
-    except (ValueError, OverflowError):
-        raise PydanticCustomError("invalid-timestamp", "{observed} is not a real date and time (a day from either end of the calendar)", {"observed": describe(value)}) from None
+        parse_timestamp(value)
+    except TimestampError as error:
+        if error.reason == "shape":
+            message = "{observed} is not ISO-8601 with an explicit offset"
+        else:
+            message = "{observed} is not a real date and time (a day from either end of the calendar)"
+        raise PydanticCustomError("invalid-timestamp", message, {"observed": describe(value)}) from None
     return value
 
 
@@ -95,35 +74,8 @@ def _non_negative(value: int) -> int:
 NonNegativeInt = Annotated[int, AfterValidator(_non_negative)]
 
 
-# --- names, as strict as git and GitHub, then stricter where cheap -----------
-
-_BRANCH_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
-
-
-def branch_name_problem(name: str) -> str | None:
-    """Why ``git check-ref-format --branch`` (or our stricter rule) refuses a name."""
-    if not name:
-        return "is empty"
-    if not name.isascii():
-        return "is not ASCII"
-    if len(name) > 255:
-        return "is longer than 255 characters"
-    if name.startswith("-"):
-        return "starts with '-'"
-    if name in ("@", "HEAD"):
-        return "is reserved"
-    if _BRANCH_FORBIDDEN.search(name):
-        return "contains a character or sequence git forbids in ref names"
-    if name.startswith("/") or name.endswith("/") or name.endswith("."):
-        return "starts or ends with '/' or ends with '.'"
-    for component in name.split("/"):
-        if component.startswith(".") or component.endswith(".lock"):
-            return "has a component starting with '.' or ending with '.lock'"
-    return None
-
-
 def _branch(value: str) -> str:
-    problem = branch_name_problem(value)
+    problem = formats.branch_name_problem(value)
     if problem:
         raise PydanticCustomError("invalid-branch-name", "branch name {observed} " + problem, {"observed": describe(value)})
     return value
@@ -131,55 +83,9 @@ def _branch(value: str) -> str:
 
 BranchName = Annotated[str, AfterValidator(_branch)]
 
-_REMOTE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
-RemoteName = Annotated[str, _format("invalid-remote-name", _REMOTE.pattern, "a single safe remote name ([A-Za-z0-9][A-Za-z0-9_-]*)")]
-
-_OWNER = r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}"
-_REPO = r"(?!\.{1,2}/?$)(?!.*\.git$)[a-z0-9._-]{1,100}"
-Repository = Annotated[str, _format("invalid-repository", rf"{_OWNER}/{_REPO}", "a lowercase GitHub owner/repo")]
-
-# Code points HFS+ ignores when comparing names (git's is_hfs_dotgit list).
-_HFS_IGNORABLE = dict.fromkeys(
-    [*range(0x200C, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF]
-)
-# .git and its NTFS 8.3 short name, with the trailing dots, spaces or
-# alternate-data-stream suffix that NTFS ignores.
-_DOTGIT = re.compile(r"(\.git|git~1)[. ]*(:.*)?")
-# Files git itself reads from the work tree: a plan that edits them could turn
-# on a clean filter or a submodule after the boundary was observed.
-_GIT_CONTROL_FILE = re.compile(r"(\.gitattributes|\.gitmodules)[. ]*(:.*)?")
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def path_problem(path: str) -> str | None:
-    """Why a repository-relative POSIX path is not canonical, or None."""
-    if not path:
-        return "is empty"
-    if len(path) > 4096:
-        return "is longer than 4096 characters"
-    if path.startswith("/") or path.endswith("/"):
-        return "has a leading or trailing '/'"
-    if "\\" in path:
-        return "contains a backslash"
-    if _CONTROL.search(path):
-        return "contains a control character"
-    if unicodedata.normalize("NFC", path) != path:
-        return "is not in Unicode normalization form C"
-    for component in path.split("/"):
-        if component in ("", ".", ".."):
-            return "has an empty, '.' or '..' component"
-        folded = component.translate(_HFS_IGNORABLE).lower()
-        if _DOTGIT.fullmatch(folded):
-            return "has a component that names git metadata (.git under NTFS/HFS rules)"
-        if _GIT_CONTROL_FILE.fullmatch(folded):
-            return "names a file git reads for attributes or submodules (.gitattributes, .gitmodules)"
-    return None
-
 
 def _path(value: str) -> str:
-    problem = path_problem(value)
+    problem = formats.path_problem(value)
     if problem:
         raise PydanticCustomError("invalid-path", "path {observed} " + problem, {"observed": describe(value)})
     return value

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
 from .. import policy
 from ..errors import describe
+from ..formats import ARGUMENT, FILTER_NAME
 from .common import Digest, RepoPath, Strict
 
 
 def _argument(value: str) -> str:
-    if "\x00" in value:
-        raise PydanticCustomError("command-argv-invalid", "argument {observed} contains a NUL byte", {"observed": describe(value)})
+    if not ARGUMENT.matches(value):
+        message = "argument {observed} contains a NUL byte"
+        raise PydanticCustomError("command-argv-invalid", message, {"observed": describe(value)})
     return value
 
 
 Argument = Annotated[str, AfterValidator(_argument)]
-FilterName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+FilterName = Annotated[str, Field(pattern=FILTER_NAME.json_pattern)]
 
 
 class Command(Strict):
@@ -39,13 +41,13 @@ class GitBoundary(Strict):
     active_clean_filters: list[FilterName]
     attributes_snapshot_sha256: Digest
     config_snapshot_sha256: Digest
-    credential_strategy: Literal["gh-cli-https"]
+    credential_strategy: policy.CredentialStrategy
     external_diff_disabled: bool
     fsmonitor_disabled: bool
     git_metadata_snapshot_sha256: Digest
     hooks_disabled: bool
     invocation_sha256: Digest
-    profile: Literal["sanitized-gh-https-v1", "explicit-risk-acceptance-v1"]
+    profile: policy.GitProfile
     protect_hfs_enabled: bool
     protect_ntfs_enabled: bool
     protocol_restricted: bool
@@ -58,8 +60,11 @@ class ExecutionBoundary(Strict):
     filesystem_read_scope_sha256: Digest
     filesystem_write_scope_sha256: Digest
     git: GitBoundary
-    isolation: Literal["no-network-minimal-env-checkout-only", "explicit-risk-acceptance"]
+    isolation: policy.Isolation
     risk_acceptance_sha256: Digest | None
 
 
-assert set(policy.GIT_PROTECTIONS) <= set(GitBoundary.model_fields), "policy and model disagree"
+# Each protection policy names is a boolean field of the boundary, checked at
+# import (a real check: it must hold under ``python -O`` too).
+if not set(policy.GIT_PROTECTIONS) <= set(GitBoundary.model_fields):
+    raise ImportError("policy.GIT_PROTECTIONS names a field GitBoundary does not have")

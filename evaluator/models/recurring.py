@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from .. import policy
 from .common import (
     BranchName,
     DecimalId,
@@ -26,16 +27,15 @@ from .common import (
 )
 from .plan import Command, ExecutionBoundary, PathRecord
 
-Mode = Literal["autonomous", "approval-gated", "report-only"]
 Gate = Literal["pass", "fail", "pending", "unknown"]
 
 
 class Response(Strict):
-    """One qualifying Codex response, normalized exactly as the seed says."""
+    """One qualifying Codex response, normalized as references/recurring-state.md says."""
 
     body_sha256: Digest
     bot_id: PositiveInt
-    bot_type: Literal["Bot"]
+    bot_type: policy.TrustedBotType
     commit_sha: Sha | None
     content_version_at: Timestamp
     created_at: Timestamp
@@ -46,7 +46,7 @@ class Response(Strict):
 
 
 class Thread(Strict):
-    """One review thread snapshot (seed's thread object)."""
+    """One review thread snapshot (references/recurring-state.md#4-codex-signals)."""
 
     body_sha256: Digest
     content_version_at: Timestamp
@@ -83,7 +83,7 @@ class Reaction(Strict):
 class Claim(Strict):
     comment_id: PositiveInt
     created_at: Timestamp
-    kind: Literal["remediation", "finalization", "cleanup"]
+    kind: policy.ClaimKind
     plan_hash: Digest
     request_key: str
     wakeup_id: RunId
@@ -149,7 +149,7 @@ class RecurringState(Strict):
     # Identity and checkpoint: fixed at bootstrap, carried by the automation prompt.
     version: int
     policy_schema_version: int
-    mode: Mode
+    mode: policy.Mode
     run_id: RunId
     host: str
     repository: Repository

@@ -1,13 +1,14 @@
 """The canonical risk acceptance record that ``risk_acceptance_sha256`` binds.
 
-The seed names "the canonical acceptance record" without defining it; this is
-its definition (references/git-execution-boundary.md explains each field).
+The boundary binds "the canonical acceptance record" by digest; this model
+defines it (references/git-execution-boundary.md explains each field).
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
+from .. import policy
 from .common import Digest, PositiveInt, RunId, Strict, Timestamp
 from .plan import Command, GitBoundary
 
@@ -18,7 +19,7 @@ class AcceptedBoundary(Strict):
     filesystem_read_scope_sha256: Digest
     filesystem_write_scope_sha256: Digest
     git: GitBoundary
-    isolation: Literal["explicit-risk-acceptance"]
+    isolation: policy.ExplicitRiskForm
 
 
 class RiskAcceptance(Strict):
@@ -26,7 +27,7 @@ class RiskAcceptance(Strict):
     accepted_by_user_id: PositiveInt
     commands: list[Command]
     execution_boundary: AcceptedBoundary
-    kind: Literal["explicit-risk-acceptance"]
+    kind: policy.ExplicitRiskForm
     run_id: RunId
     unavailable_guarantees: list[str]
     version: Literal[1]

@@ -12,10 +12,11 @@ from typing import Any
 
 from ..canonical import text_digest
 from ..errors import Violation, pointer
+from ..formats import parse_request_key
 from ..models.recurring import FinalizationManifest, RecurringState, RemediationManifest
 from ..render import review_template_violations
 from .plan import boundary_violations, command_violations, fixed_value_violations, path_violations
-from .recurring import REQUEST_KEY, response_order
+from .recurring import response_order
 
 REMEDIATION = ("remediation_manifest",)
 FINALIZATION = ("finalization_manifest",)
@@ -38,9 +39,10 @@ def expected_finalization_operations(manifest: FinalizationManifest) -> list[str
 def _common_violations(manifest: Any, base: tuple) -> list[Violation]:
     at = lambda *parts: pointer(*base, *parts)  # noqa: E731
     found = fixed_value_violations(manifest, at)
-    if not REQUEST_KEY.fullmatch(manifest.request_key):
+    key = parse_request_key(manifest.request_key)
+    if key is None:
         found.append(Violation("request-key-invalid", at("request_key"), f"{manifest.request_key!r} is not <comment-id>:<40-hex-sha>"))
-    elif manifest.request_key.split(":")[1] != manifest.current_head_sha:
+    elif key[1] != manifest.current_head_sha:
         found.append(Violation("request-key-head-mismatch", at("request_key"), "the request key must name the requested head, current_head_sha"))
     responses = [response_order(r) for r in manifest.responses]
     if responses != sorted(responses) or len(set(responses)) != len(responses):

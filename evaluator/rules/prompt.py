@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import policy
+from .. import markers, policy
 from ..canonical import digest, text_digest
 from ..errors import Violation, pointer
-from ..models.common import parse_timestamp, validate
+from ..formats import parse_timestamp
+from ..models.common import validate
 from ..models.initial import InitialManifest, InitialSnapshot
 from ..models.prompt import BootstrapSnapshot, PromptDocument
 from ..render import render_prompt, render_review_body
@@ -155,7 +156,7 @@ def check_prompt(document: dict[str, Any]) -> tuple[PromptResult | None, list[Vi
     if model.bootstrap_snapshot_sha256 != boot_sha256:
         found.append(Violation("bootstrap-snapshot-sha256-mismatch", "/bootstrap_snapshot_sha256", f"observed {model.bootstrap_snapshot_sha256}, the snapshot digests to {boot_sha256}"))
     state = boot.state
-    key = policy.automation_key(state.host, state.repository, state.pr_number, state.run_id)
+    key = markers.automation_key(state.host, state.repository, state.pr_number, state.run_id)
     rendered = render_prompt(key, raw_boot)
     if model.rendered_prompt != rendered:
         found.append(Violation("rendered-prompt-mismatch", "/rendered_prompt", "the prompt is not the evaluator's rendering of the v1 template"))

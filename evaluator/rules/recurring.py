@@ -8,17 +8,14 @@ hash that is not its manifest's digest, report-only fields that are not null.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Sequence
 
 from .. import policy
 from ..canonical import digest
 from ..errors import Violation, pointer
-from ..models.common import parse_timestamp
+from ..formats import REQUEST_KEY, parse_timestamp, request_key
 from ..models.recurring import RecurringState
 from .plan import fixed_value_violations
-
-REQUEST_KEY = re.compile(r"([1-9][0-9]{0,15}):([0-9a-f]{40})")
 
 # Fields that must be null in report-only mode: that mode never reads a
 # checkout, a remote or the automation registry, and never plans a write.
@@ -44,11 +41,6 @@ REQUEST_FIELDS = ("request_comment_id", "request_head_sha", "request_created_at"
 
 def canonical_pr_url(repository: str, pr_number: int) -> str:
     return f"https://{policy.HOST}/{repository}/pull/{pr_number}"
-
-
-def request_key_of(comment_id: int, head_sha: str) -> str:
-    return f"{comment_id}:{head_sha}"
-
 
 
 def _sorted_unique(items: Sequence[Any], key: Callable[[Any], Any], code: str, path: str, what: str) -> list[Violation]:
@@ -87,7 +79,7 @@ def request_violations(state: RecurringState, base: tuple = ()) -> list[Violatio
     found = []
     keys = list(state.completed_request_keys)
     for index, key in enumerate(keys):
-        if not REQUEST_KEY.fullmatch(key):
+        if not REQUEST_KEY.matches(key):
             found.append(Violation("request-key-invalid", pointer(*base, "completed_request_keys", index), f"{key!r} is not <comment-id>:<40-hex-sha>"))
     if not found:
         found += _sorted_unique(keys, lambda k: int(k.split(":")[0]), "completed-request-keys-not-sorted", at("completed_request_keys"), "completed request keys (by comment id)")
@@ -96,13 +88,17 @@ def request_violations(state: RecurringState, base: tuple = ()) -> list[Violatio
     present = [name for name in REQUEST_FIELDS if getattr(state, name) is not None]
     if present and len(present) != len(REQUEST_FIELDS):
         return found + [Violation("request-checkpoint-partial", at(name), "the request checkpoint fields must be all null or all set") for name in REQUEST_FIELDS if getattr(state, name) is None]
-    if present:
-        if state.request_key != request_key_of(state.request_comment_id, state.request_head_sha):
-            found.append(Violation("request-key-mismatch", at("request_key"), f"observed {state.request_key!r}, expected {request_key_of(state.request_comment_id, state.request_head_sha)!r}"))
-        if state.request_key in keys:
-            found.append(Violation("request-key-mismatch", at("completed_request_keys"), "the current request cannot also be completed"))
-        if parse_timestamp(state.request_deadline) != parse_timestamp(state.request_created_at) + policy.REQUEST_TIMEOUT:
-            found.append(Violation("request-deadline-not-policy", at("request_deadline"), f"the deadline must be exactly {policy.REQUEST_TIMEOUT} after request_created_at"))
+    comment_id, head, created, deadline = state.request_comment_id, state.request_head_sha, state.request_created_at, state.request_deadline
+    if comment_id is None or head is None or created is None or deadline is None:
+        return found  # no request yet: all five are null
+    expected_key = request_key(comment_id, head)
+    if state.request_key != expected_key:
+        found.append(Violation("request-key-mismatch", at("request_key"), f"observed {state.request_key!r}, expected {expected_key!r}"))
+    if state.request_key in keys:
+        found.append(Violation("request-key-mismatch", at("completed_request_keys"), "the current request cannot also be completed"))
+    if parse_timestamp(deadline) != parse_timestamp(created) + policy.REQUEST_TIMEOUT:
+        message = f"the deadline must be exactly {policy.REQUEST_TIMEOUT} after request_created_at"
+        found.append(Violation("request-deadline-not-policy", at("request_deadline"), message))
     return found
 
 

@@ -17,12 +17,12 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from evaluator.canonical import text_digest
+from evaluator.formats import REPOSITORY
+
 from observe.git.runner import GitObservationError, _utf8, redact_credentials
 
-_OWNER = r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}"
-_REPO = r"[a-z0-9._-]{1,100}"
-_CANONICAL_URL = re.compile(rf"https://github\.com/({_OWNER})/({_REPO})\.git")
-_REPOSITORY = re.compile(rf"({_OWNER})/({_REPO})")
+# The owner/repo inside is checked whole by the evaluator's REPOSITORY grammar.
+_CANONICAL_URL = re.compile(r"https://github\.com/([^/]+/[^/]+)\.git")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9._-]+")  # remote and filter driver names we can put in argv
 
 
@@ -36,17 +36,16 @@ def parse_github_https_url(url: str) -> str:
     percent escapes, dot segments, a missing ``.git``, upper case, whitespace.
     """
     match = _CANONICAL_URL.fullmatch(url) if isinstance(url, str) else None
-    if match is None or match.group(2) in (".", ".."):
+    if match is None or not REPOSITORY.matches(match.group(1)):
         raise GitObservationError(
             "git-remote-url-not-canonical",
             "the remote URL is not exactly https://github.com/<lowercase-owner>/<lowercase-repo>.git",
         )
-    return f"{match.group(1)}/{match.group(2)}"
+    return match.group(1)
 
 
 def canonical_github_url(repository: str) -> str:
-    match = _REPOSITORY.fullmatch(repository) if isinstance(repository, str) else None
-    if match is None or match.group(2) in (".", ".."):
+    if not REPOSITORY.matches(repository):
         raise GitObservationError("git-repository-invalid", f"repository {repository!r} is not lowercase owner/repo")
     return f"https://github.com/{repository}.git"
 

@@ -26,6 +26,8 @@ from dataclasses import replace
 
 from evaluator import policy
 from evaluator.canonical import digest, text_digest
+from evaluator.formats import REMOTE_NAME
+
 from observe.git.config import (
     ConfigEntry,
     canonical_github_url,
@@ -79,7 +81,6 @@ _SHA = re.compile(r"[0-9a-f]{40}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _METADATA_FILES = ("info/exclude", "info/grafts", "objects/info/alternates", "shallow")
 _UNSET_FILTER_VALUES = ("unspecified", "unset", "set")
-_REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 class GitObserver:
@@ -416,7 +417,7 @@ class GitObserver:
 
     def _remote(self, remote: str) -> str:
         """A remote name we can put in argv and that git accepts inside a ref name (``a..b`` is neither)."""
-        plain = isinstance(remote, str) and _REMOTE_NAME.fullmatch(remote) is not None
+        plain = REMOTE_NAME.matches(remote)
         probe = f"refs/remotes/{remote}/HEAD"
         if not plain or self.runner.run(["check-ref-format", probe], ok_codes=(0, 1))[0] != 0:
             shown = redact_credentials(repr(remote))

@@ -18,7 +18,9 @@ import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 
-from evaluator.canonical import digest
+from evaluator.canonical import digest, tree_digest
+from evaluator.formats import names_git_metadata
+
 from observe.git.runner import GitObservationError, _file_sha256, _utf8
 
 # --- filesystem observations (no git) -------------------------------------
@@ -117,7 +119,7 @@ def _path_record(root: str, git_dirs: tuple[str, str], path: str) -> dict:
     _refuse_unwritable_target(path, target)
     inside = resolved.startswith(root + os.sep)
     location = os.path.relpath(resolved, root) if inside else resolved
-    in_metadata = any(_is_git_metadata_name(p) for p in parts + location.split("/")) or any(
+    in_metadata = any(names_git_metadata(p) for p in parts + location.split("/")) or any(
         resolved == d or resolved.startswith(d + os.sep) for d in git_dirs
     )
     resolved_target = {"inside_worktree": inside, "location": location, "type": target["type"]}
@@ -211,18 +213,6 @@ def _kind(mode: int) -> str:
     return "other"
 
 
-# Characters HFS+ ignores when comparing names (git's is_hfs_dotgit list).
-_HFS_IGNORABLE = {0x200C, 0x200D, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E,
-                  0x206A, 0x206B, 0x206C, 0x206D, 0x206E, 0x206F, 0xFEFF}
-
-
-def _is_git_metadata_name(component: str) -> bool:
-    """True for ``.git`` and the names HFS+ or NTFS treat as ``.git``."""
-    name = "".join(ch for ch in component if ord(ch) not in _HFS_IGNORABLE).lower()
-    name = name.split(":", 1)[0].rstrip(". ")  # NTFS: streams, trailing dots and spaces
-    return name in (".git", "git~1")
-
-
 def file_observation(path: str) -> dict:
     """What a single metadata file is: absent, a file with its content digest, a symlink and its target."""
     try:
@@ -257,10 +247,7 @@ def directory_sha256(path: str) -> str | None:
                 stack.append(name)
             elif entry.is_file(follow_symlinks=False):
                 entries.append((name, bytes.fromhex(_file_sha256(entry.path))))
-    stream = hashlib.sha256()
-    for name, content in sorted(entries):
-        stream.update(name.encode("utf-8", "surrogateescape") + b"\0" + content)
-    return stream.hexdigest()
+    return tree_digest(entries)
 
 
 def filesystem_scope_sha256(paths: Iterable[str]) -> str:

@@ -34,6 +34,8 @@ import httpx2
 from ghapi.all import GhApi
 
 from evaluator import policy
+from evaluator.canonical import unique_pairs
+from evaluator.formats import REPOSITORY
 from evaluator.redact import secret_forms
 
 from observe.github.cache import CachedPage, EtagCache, default_cache_dir
@@ -48,7 +50,6 @@ PER_PAGE = 100
 MAX_PAGES = 100
 # A list of several pages is read until two consecutive passes agree (get_all).
 MAX_LIST_PASSES = 4
-_REPOSITORY_PART = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 _LINK_ENTRY = re.compile(r'<([^<>]*)>\s*;\s*rel="([^"]*)"')
 _GRAPHQL_ERROR_TYPE = re.compile(r"[A-Z_]{1,40}")
 
@@ -84,8 +85,10 @@ def _no_debug_output(method: str, url: str, options: Mapping[str, Any]) -> None:
 
 
 def split_repository(repository: str) -> tuple[str, str]:
+    # GitHub answers with names as their owners spelled them; the grammar is
+    # the loop's own, in whatever case.
     owner, _, name = repository.partition("/")
-    if not (_REPOSITORY_PART.fullmatch(owner) and _REPOSITORY_PART.fullmatch(name)):
+    if not (isinstance(repository, str) and REPOSITORY.matches(repository.lower())):
         raise ValueError(f"repository must be 'owner/name', got {repository!r}")
     return owner, name
 
@@ -99,15 +102,6 @@ def parse_link_header(link: str | None) -> dict[str, str]:
     return {rel: url for url, rel in _LINK_ENTRY.findall(link or "")}
 
 
-def _strict_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError("duplicate object key")
-        result[key] = value
-    return result
-
-
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -117,7 +111,7 @@ def parse_json_body(content: bytes, content_type: str, where: str) -> Any:
         # The header is server text (a proxy may echo anything into it): described, never quoted.
         raise GitHubObservationError("github-malformed-json", f"{where}: expected a JSON content type, got {len(content_type)} characters of another")
     try:
-        return json.loads(content.decode("utf-8"), object_pairs_hook=_strict_pairs, parse_constant=_reject_constant)
+        return json.loads(content.decode("utf-8"), object_pairs_hook=unique_pairs, parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         # The body itself is not quoted: it is server text.
         raise GitHubObservationError("github-malformed-json", f"{where}: {len(content)} body bytes are not strict UTF-8 JSON ({type(error).__name__})") from error

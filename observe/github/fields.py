@@ -10,14 +10,11 @@ what was expected and what kind of value came (``kind_of``) instead
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
 from typing import Any
 
-from observe.github.errors import GitHubObservationError
+from evaluator.formats import SHA, TimestampError, parse_timestamp
 
-SHA40 = re.compile(r"[0-9a-f]{40}")
-TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)")
+from observe.github.errors import GitHubObservationError
 
 
 def kind_of(value: Any) -> str:
@@ -52,23 +49,21 @@ def positive_id(obj: Any, where: str) -> int:
 
 
 def sha40(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not SHA40.fullmatch(value):
+    if not SHA.matches(value):
         raise shape_error(f"{where}: expected a 40-hex sha, got {kind_of(value)}")
     return value
 
 
 def timestamp(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not TIMESTAMP.fullmatch(value):
-        raise shape_error(f"{where}: expected an ISO-8601 timestamp with a time zone, got {kind_of(value)}")
+    # The evaluator's own grammar: the observer never passes on a timestamp
+    # the evaluator would reject.
     try:
-        instant(value)
-    except ValueError as error:
+        parse_timestamp(value)
+    except TimestampError as error:
+        if error.reason == "shape":
+            raise shape_error(f"{where}: expected an ISO-8601 timestamp with a time zone, got {kind_of(value)}") from None
         raise shape_error(f"{where}: the timestamp names no real instant (a day or time out of range)") from error
     return value
-
-
-def instant(timestamp: str) -> datetime:
-    return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
 
 
 def body_text(obj: Any, where: str) -> str:

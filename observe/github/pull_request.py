@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evaluator.canonical import text_digest
+from evaluator.formats import RUN_ID
+
 from observe.github import gates as github_gates
 from observe.github.client import PER_PAGE, GitHubClient, path_segment, split_repository
 from observe.github.fields import body_text, field, kind_of, objects, positive_id, sha40, shape_error
-from observe.github.loop_markers import RUN_ID
 from observe.github.merge_state import MergeState, read_merge_state
 from observe.github.observation import Gates, PullRequestFacts, PullRequestObservation, ThreadObservation
 from observe.github.responses import (
@@ -133,7 +134,7 @@ def _fetch_rulesets(client: GitHubClient, rules_path: str) -> tuple[str, Any]:
 
 def observe_pull_request(client: GitHubClient, repository: str, pr_number: int, run_id: str) -> PullRequestObservation:
     """The complete observation document, or ``GitHubObservationError``."""
-    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+    if not RUN_ID.matches(run_id):
         raise ValueError("run_id must be 32 lowercase hex digits")
     return normalize_snapshot(fetch_snapshot(client, repository, pr_number), repository, pr_number, run_id)
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from evaluator.canonical import text_digest
+from evaluator.formats import parse_timestamp as instant
+from evaluator import markers
 from evaluator.policy import TRUSTED_CODEX_BOT_ID, TRUSTED_CODEX_BOT_TYPE
 
 from observe.github import codex_signals
 from observe.github.errors import GitHubObservationError
-from observe.github.fields import author_id, body_text, instant, positive_id, sha40, timestamp
-from observe.github.loop_markers import classify_issue_comment
+from observe.github.fields import author_id, body_text, positive_id, sha40, timestamp
 from observe.github.observation import Claim, PlusOneReaction, RequestMarker, Response, SummaryRow, UnavailableReply
 
 
@@ -31,28 +32,29 @@ def loop_comments(
             continue
         comment_id = positive_id(comment, "issue comment")
         where = f"issue comment {comment_id}"
-        marker = classify_issue_comment(body_text(comment, where), run_id)
-        if marker.kind == "anomaly":
+        classified = markers.classify_issue_comment(body_text(comment, where), run_id)
+        marker = classified.marker
+        if classified.kind == "anomaly":
             anomalies.append(comment_id)
-        elif marker.kind == "request":
+        elif isinstance(marker, markers.RequestMarker):
             requests.append(
                 {
                     "comment_id": comment_id,
                     "created_at": timestamp(comment.get("created_at"), f"{where} created_at"),
-                    "round": int(marker.match.group("round")),
-                    "head_sha": marker.match.group("sha"),
+                    "round": marker.round,
+                    "head_sha": marker.head_sha,
                     "body_sha256": text_digest(comment["body"]),
                 }
             )
-        elif marker.kind == "claim":
+        elif isinstance(marker, markers.ClaimMarker):
             claims.append(
                 {
                     "comment_id": comment_id,
                     "created_at": timestamp(comment.get("created_at"), f"{where} created_at"),
-                    "kind": marker.match.group("kind"),
-                    "plan_hash": marker.match.group("plan"),
-                    "request_key": marker.match.group("request"),
-                    "wakeup_id": marker.match.group("wakeup"),
+                    "kind": marker.kind,
+                    "plan_hash": marker.plan_hash,
+                    "request_key": marker.request_key,
+                    "wakeup_id": marker.wakeup_id,
                 }
             )
     return (

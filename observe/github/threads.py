@@ -14,11 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from evaluator.canonical import digest, text_digest
+from evaluator.markers import reply_round
 from evaluator.policy import TRUSTED_CODEX_BOT_ID
 from observe.github.client import GitHubClient
 from observe.github.errors import GitHubObservationError
 from observe.github.fields import timestamp
-from observe.github.loop_markers import reply_round
 from observe.github.merge_state import MERGE_STATE_FIELDS, ROLLUP_CONTEXTS_QUERY
 from observe.github.observation import ThreadObservation
 
