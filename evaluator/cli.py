@@ -13,18 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
-from typing import Any, Callable
-
-# Third-party pydantic plugins get hooks into every validation; a safety kernel
-# runs none. Set before the first model is built (models are imported lazily).
-os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+from typing import Any, NoReturn
 
 from .errors import Rejected, Violation, sorted_violations
+from .formats import DIGEST, is_timestamp
+from .policy import MAX_DOCUMENT_BYTES
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+CHECK_NAMES = ("initial", "prompt", "state")
 
 
 class UsageError(Exception):
@@ -32,37 +29,46 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse would print and exit itself
+    def error(self, message: str) -> NoReturn:  # argparse would print and exit itself
         raise UsageError(message)
 
 
 class _Once(argparse.Action):
     """A flag given twice is a usage error, never "the last one wins"."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
         if getattr(namespace, self.dest) is not None:
             raise UsageError(f"{option_string} given more than once")
         setattr(namespace, self.dest, values)
 
 
-def _parser() -> _Parser:
+def _parser(strict: bool = True) -> _Parser:
+    """The command line. Not strict: every flag optional and repeatable, to read ``--format`` from any line."""
     parser = _Parser(prog="evaluate_state.py", add_help=False, allow_abbrev=False, description="Validate a github-codex-pr-loop document.")
-    checks = parser.add_mutually_exclusive_group(required=True)
-    checks.add_argument("--initial", metavar="PATH", action=_Once, help="initial document (snapshot, manifest, plan hash)")
-    checks.add_argument("--prompt", metavar="PATH", action=_Once, help="bootstrap prompt document")
-    checks.add_argument("--state", metavar="PATH", action=_Once, help="recurring wakeup state")
-    parser.add_argument("--approved-hash", metavar="HEX", action=_Once, help="the plan hash the user approved")
-    parser.add_argument("--now", metavar="TS", action=_Once, help="evaluation instant (ISO-8601 with offset) for --state")
-    parser.add_argument("--risk-acceptance", metavar="PATH", action=_Once, help="canonical risk acceptance record to verify")
+    checks: Any = parser.add_mutually_exclusive_group(required=True) if strict else parser
+    once: Any = _Once if strict else "store"
+    checks.add_argument("--initial", metavar="PATH", action=once, help="initial document (snapshot, manifest, plan hash)")
+    checks.add_argument("--prompt", metavar="PATH", action=once, help="bootstrap prompt document")
+    checks.add_argument("--state", metavar="PATH", action=once, help="recurring wakeup state")
+    parser.add_argument("--approved-hash", metavar="HEX", action=once, help="the plan hash the user approved")
+    parser.add_argument("--now", metavar="TS", action=once, help="evaluation instant (ISO-8601 with offset) for --state")
+    parser.add_argument("--risk-acceptance", metavar="PATH", action=once, help="canonical risk acceptance record to verify")
     parser.add_argument("--format", choices=("json", "text"), default="json")
     return parser
+
+
+def _output_format(argv: list[str]) -> str:
+    """The --format a command line asks for, read by argparse even when the line is otherwise unusable."""
+    try:
+        known, _ = _parser(strict=False).parse_known_args(argv)
+    except UsageError:
+        return "json"  # the format itself is unusable: the usage error is reported as JSON
+    return str(known.format)
 
 
 def _read(path: str) -> bytes:
     # Read one byte past the limit so an oversized input is rejected without
     # ever holding more than the limit in memory.
-    from .policy import MAX_DOCUMENT_BYTES
-
     try:
         if path == "-":
             return sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
@@ -73,18 +79,16 @@ def _read(path: str) -> bytes:
 
 
 def _check_name(args: argparse.Namespace) -> str:
-    return "initial" if args.initial is not None else "prompt" if args.prompt is not None else "state"
+    return next(check for check in CHECK_NAMES if getattr(args, check) is not None)
 
 
 def _validate_usage(args: argparse.Namespace, check: str) -> None:
     if args.approved_hash is not None:
         if check == "prompt":
             raise UsageError("--approved-hash applies to --initial and --state")
-        if not _HEX64.fullmatch(args.approved_hash):
+        if not DIGEST.matches(args.approved_hash):
             raise UsageError("--approved-hash must be 64 lowercase hex digits")
     if args.now is not None:
-        from .formats import is_timestamp
-
         if check != "state":
             raise UsageError("--now applies to --state only")
         if not is_timestamp(args.now):
@@ -95,21 +99,15 @@ def _validate_usage(args: argparse.Namespace, check: str) -> None:
 
 def _run(args: argparse.Namespace, check: str) -> dict[str, Any]:
     from .canonical import parse_document
+    from .checks import CHECKS
 
     document = parse_document(_read(getattr(args, check)))
     risk_record = _risk_record(args.risk_acceptance) if args.risk_acceptance else None
-    runner: Callable[..., dict[str, Any]]
-    if check == "initial":
-        from .checks import run_initial as runner
-    elif check == "prompt":
-        from .checks import run_prompt as runner
-    else:
-        from .checks import run_state as runner
-    result = runner(document, approved_hash=args.approved_hash, now=args.now, risk_record=risk_record)
-    if result["ok"] and check == "initial" and risk_record is None and document["initial_snapshot"]["execution_boundary"]["risk_acceptance_sha256"] is not None:
+    outcome = CHECKS[check](document, approved_hash=args.approved_hash, now=args.now, risk_record=risk_record)
+    if outcome.ok and outcome.risk_unverified:
         # Accepted on shape and pairing only: say so to the person reading stderr.
         _write(sys.stderr, "note: the risk acceptance record was not verified (pass it with --risk-acceptance)\n")
-    return result
+    return outcome.output
 
 
 def _risk_record(path: str) -> dict[str, Any]:
@@ -156,19 +154,25 @@ def _named_check(argv: list[str]) -> str:
     none is reported as "initial", the first of them.
     """
     for token in argv:
-        for check in ("initial", "prompt", "state"):
+        for check in CHECK_NAMES:
             if token == f"--{check}" or token.startswith(f"--{check}="):
                 return check
     return "initial"
 
 
+def _disable_pydantic_plugins() -> None:
+    # Third-party pydantic plugins get hooks into every validation; a safety
+    # kernel runs none. Set before the first model is built: the core (and so
+    # every model) is imported only after this, inside main.
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+
+
 def main(argv: list[str] | None = None) -> int:
-    args, output_format = None, "json"
+    _disable_pydantic_plugins()
     if argv is None:
         argv = sys.argv[1:]
     check = _named_check(argv)
-    if "--format" in argv and argv.index("--format") + 1 < len(argv) and argv[argv.index("--format") + 1] == "text":
-        output_format = "text"
+    output_format = _output_format(argv)
     try:
         args = _parser().parse_args(argv)
         check = _check_name(args)

@@ -23,7 +23,7 @@ import re
 from typing import NamedTuple, get_args
 
 from . import policy
-from .formats import DECIMAL_ID, DIGEST, REPOSITORY, REQUEST_KEY, RUN_ID, SHA, Grammar
+from .formats import DECIMAL_ID, DIGEST, REPOSITORY, RUN_ID, SHA, Grammar
 
 MARKER_PREFIX = "github-codex-pr-loop-"
 KEY_PREFIX = "github-codex-pr-loop:"

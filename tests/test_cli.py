@@ -113,6 +113,42 @@ def test_text_format_for_people():
     assert "paths-not-sorted" in completed.stdout and "/initial_snapshot/paths" in completed.stdout
 
 
+@pytest.mark.parametrize("spelling", [["--format", "text"], ["--format=text"]])
+def test_text_format_in_either_spelling(spelling):
+    import subprocess
+    import sys
+
+    from tests.helpers import SCRIPT
+
+    completed = subprocess.run([sys.executable, str(SCRIPT), "--initial", str(MAXIMAL), *spelling], capture_output=True, text=True)
+    assert completed.returncode == 0
+    assert completed.stdout.startswith("check: initial\nok: yes\n")
+
+
+def test_an_unknown_format_is_a_usage_error_in_json():
+    status, output, _ = run_cli("--initial", str(MAXIMAL), "--format", "xml")
+    assert status == 2 and output["errors"][0]["code"] == "usage-error"
+
+
+def test_importing_the_cli_writes_no_environment_and_main_disables_plugins():
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    probe = (
+        "import os\n"
+        "os.environ.pop('PYDANTIC_DISABLE_PLUGINS', None)\n"
+        "before = dict(os.environ)\n"
+        "import evaluator.cli\n"
+        "assert dict(os.environ) == before, 'import wrote the environment'\n"
+        "evaluator.cli.main(['--unknown'])\n"
+        "assert os.environ['PYDANTIC_DISABLE_PLUGINS'] == '__all__'\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+
+
 def test_no_secret_from_environment_reaches_output(monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_secretvalue1234567890")
     for path in (MAXIMAL, FIXTURES / "initial" / "invalid" / "invalid-path--dot-dot.json"):

@@ -8,7 +8,8 @@ import pytest
 
 from evaluator.checks import run_state
 from evaluator.cli import main
-from evaluator.machine import REPORT_ROWS, ROWS, WRITE_ACTIONS
+from evaluator.actions import WRITE_ACTIONS
+from evaluator.machine import REPORT_ROWS, ROWS
 from tests.helpers import FIXTURES, invalid_fixtures, load, run_cli
 
 SCENARIOS = FIXTURES / "state" / "scenarios"
@@ -33,7 +34,7 @@ def test_scenario_yields_its_action(name, capsys):
 
 
 def test_every_action_and_reason_has_a_scenario():
-    reasons = {row.reason for row in ROWS + REPORT_ROWS if row.reason != "inconsistent"}
+    reasons = {row.reason for row in ROWS + REPORT_ROWS if row.reasons_from != "inconsistencies"}
     actions = {row.action for row in ROWS + REPORT_ROWS}
     covered_reasons = {reason for case in EXPECTED.values() for reason in case["reasons"]}
     assert reasons <= covered_reasons, reasons - covered_reasons
@@ -179,3 +180,24 @@ def test_an_approval_gated_state_without_a_plan_carries_the_approval_without_eff
     state = findings_state("approval-gated")
     result = run_state(state, approved_hash="0" * 64, now=None)
     assert (result["action"], result["reasons"]) == ("plan-remediation", ["codex-findings"])
+
+
+def test_an_unshown_risk_record_is_a_field_of_the_decision():
+    from evaluator import policy
+    from evaluator.canonical import digest
+    from evaluator.checks import state_check
+    from evaluator.decision import evaluate_state
+    from tools import state_scenarios
+
+    state = state_scenarios.remediation_planned()
+    state["mode"] = "approval-gated"
+    execution = state["remediation_manifest"]["execution"]
+    execution.update(isolation=policy.EXPLICIT_RISK, risk_acceptance_sha256="ab" * 32)
+    execution["git"]["profile"] = policy.EXPLICIT_RISK_PROFILE
+    state["execution_boundary"] = execution
+    state["remediation_plan_hash"] = digest(state["remediation_manifest"])
+    decision, found = evaluate_state(state, None, None)
+    assert found == [] and decision is not None and decision.risk_unverified
+    assert state_check(state, None, None, None).risk_unverified
+    isolated, _ = evaluate_state(state_scenarios.remediation_planned(), None, None)
+    assert isolated is not None and not isolated.risk_unverified

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from evaluator.canonical import digest
 from evaluator.checks import run_state
-from evaluator.machine import WRITE_ACTIONS
+from evaluator.actions import WRITE_ACTIONS
 from tests.helpers import FIXTURES, load
 from tools.mutations import mutations
 from tools import samples, state_scenarios

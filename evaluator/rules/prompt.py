@@ -1,4 +1,4 @@
-"""Every rule of the seed's ``--prompt`` paragraphs: the bootstrap checkpoint."""
+"""Every rule of the bootstrap prompt document (references/bootstrap.md): the bootstrap checkpoint."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class PromptResult:
     bootstrap_snapshot_sha256: str
 
 
-def _prefixed(violations: list[Violation], *prefix: str) -> list[Violation]:
+def prefixed(violations: list[Violation], *prefix: str) -> list[Violation]:
     return [Violation(v.code, pointer(*prefix) + v.path, v.message) for v in violations]
 
 
@@ -74,10 +74,6 @@ def receipt_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manif
     return found
 
 
-def _instant(value: str | None):
-    return None if value is None else parse_timestamp(value)
-
-
 def binding_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manifest: InitialManifest, plan_hash: str) -> list[Violation]:
     """Every initial identity and policy value, bound to the fresh bootstrap state."""
     state = boot.state
@@ -90,10 +86,13 @@ def binding_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manif
     expected_deadline = parse_timestamp(state.request_created_at) + policy.REQUEST_TIMEOUT if state.request_created_at else None
     if expected_deadline is None or parse_timestamp(boot.request_deadline) != expected_deadline:
         found.append(Violation("request-deadline-not-policy", pointer(*BOOT, "request_deadline"), f"the deadline must be exactly {policy.REQUEST_TIMEOUT} after state.request_created_at"))
-    created, deadline, observed = (_instant(value) for value in (state.request_created_at, state.request_deadline, state.observed_at))
-    if created is not None and deadline is not None and not created < observed <= deadline:
+    created, deadline = state.request_created_at, state.request_deadline
+    not_pending = created is not None and deadline is not None and not (
+        parse_timestamp(created) < parse_timestamp(state.observed_at) <= parse_timestamp(deadline)
+    )
+    if not_pending:
         found.append(Violation("bootstrap-request-not-pending", pointer(*STATE, "observed_at"), "the bootstrap state must be observed after the round-0 request and by its deadline"))
-    bindings = (
+    bindings: list[tuple[str, object]] = [
         ("run_id", manifest.run_id),
         ("mode", manifest.mode),
         ("host", snapshot.host),
@@ -111,13 +110,13 @@ def binding_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manif
         ("current_authenticated_user_id", snapshot.authenticated_user_id),
         ("policy_schema_version", snapshot.policy_schema_version),
         ("request_deadline", boot.request_deadline),
-    )
+    ]
     if snapshot.existing_pr_number is not None:
-        bindings += (("pr_number", snapshot.existing_pr_number),)
+        bindings.append(("pr_number", snapshot.existing_pr_number))
     for field, expected in bindings:
         if getattr(state, field) != expected:
             found.append(Violation("bootstrap-identity-mismatch", pointer(*STATE, field), f"observed {getattr(state, field)!r}, the approved plan has {expected!r}"))
-    required = (
+    required: tuple[tuple[str, object], ...] = (
         ("pr_state", "open"),
         ("pr_same_repository", True),
         ("fix_rounds", 0),
@@ -139,14 +138,13 @@ def binding_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manif
 
 
 def check_prompt(document: dict[str, Any]) -> tuple[PromptResult | None, list[Violation]]:
-    from ..checks import evaluate_state
-
+    """Every rule of the prompt document; the machine's verdict on its state is ``bootstrap_state_violations``."""
     model, found = validate(PromptDocument, document)
     if model is None:
         return None, found
     initial, found = check_initial(document["initial_document"])
     if initial is None:
-        return None, _prefixed(found, "initial_document")
+        return None, prefixed(found, "initial_document")
     snapshot, manifest = initial.document.initial_snapshot, initial.document.initial_manifest
     boot, raw_boot = model.bootstrap_snapshot, document["bootstrap_snapshot"]
     found = state_violations(boot.state, raw_boot["state"], STATE)
@@ -164,9 +162,12 @@ def check_prompt(document: dict[str, Any]) -> tuple[PromptResult | None, list[Vi
         found.append(Violation("rendered-prompt-sha256-mismatch", "/rendered_prompt_sha256", "digest does not match the prompt's UTF-8 bytes"))
     if found:
         return None, found
-    result, state_found = evaluate_state(raw_boot["state"], None, None)
-    if result is None:  # unreachable after state_violations, kept so the guard never fails open
-        return None, _prefixed(state_found, *STATE)
-    if (result["action"], result["reasons"]) != ("state-inconsistency", BOOTSTRAP_REASONS):
-        return None, [Violation("prompt-state-not-bootstrap", pointer(*STATE), f"the recurring evaluator says {result['action']} {result['reasons']}; only the paused-bootstrap inconsistency is accepted")]
     return PromptResult(key, rendered, text_digest(rendered), boot_sha256), []
+
+
+def bootstrap_state_violations(action: str, reasons: list[str]) -> list[Violation]:
+    """The machine's verdict on the bootstrap state must be exactly the paused-bootstrap inconsistency."""
+    if (action, reasons) == ("state-inconsistency", BOOTSTRAP_REASONS):
+        return []
+    message = f"the recurring evaluator says {action} {reasons}; only the paused-bootstrap inconsistency is accepted"
+    return [Violation("prompt-state-not-bootstrap", pointer(*STATE), message)]

@@ -1,8 +1,17 @@
-"""Verify a supplied risk acceptance record against the plan that binds it."""
+"""Risk acceptance: every rule about the record, in one verdict.
+
+An execution boundary in the explicit-risk-acceptance form binds a record by
+digest (references/git-execution-boundary.md). ``risk_verdict`` decides, for
+one plan, whether a record is required, whether a supplied one is the record
+the plan binds, and whether the plan was accepted without its record being
+shown (``unverified``: accepted on shape and pairing only).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from .. import policy
 from ..canonical import digest
@@ -22,19 +31,28 @@ def required_guarantees(boundary: ExecutionBoundary) -> set[str]:
     return required
 
 
-def risk_record_violations(
-    record: dict[str, Any] | None,
-    boundary: ExecutionBoundary,
-    boundary_document: dict[str, Any],
-    commands: Sequence[Command],
-    run_id: str,
-    user_id: int,
-    base: tuple,
-) -> list[Violation]:
-    """Violations of a record supplied with --risk-acceptance; none when no record was given."""
-    if record is None:
-        return []
-    where = pointer(*base, "risk_acceptance_sha256")
+@dataclass(frozen=True)
+class PlanBoundary:
+    """The execution boundary of the one plan a record may accept, and what the record must repeat."""
+
+    boundary: ExecutionBoundary
+    document: dict[str, Any]  # the boundary exactly as given
+    commands: Sequence[Command]
+    run_id: str
+    user_id: int
+    base: tuple[str, ...]  # where the boundary sits in the checked document
+
+
+@dataclass(frozen=True)
+class RiskVerdict:
+    violations: list[Violation] = field(default_factory=list)
+    unverified: bool = False  # the plan binds a record that was not shown
+
+
+def _record_violations(record: dict[str, Any], plan: PlanBoundary) -> list[Violation]:
+    """Whether a supplied record is exactly the one the plan's boundary binds."""
+    boundary = plan.boundary
+    where = pointer(*plan.base, "risk_acceptance_sha256")
     if boundary.isolation != policy.EXPLICIT_RISK:
         return [Violation("risk-acceptance-unexpected", where, "a risk acceptance record was supplied but the boundary is the isolated form")]
     model, shape = validate(RiskAcceptance, record)
@@ -43,15 +61,16 @@ def risk_record_violations(
     found = []
     if digest(record) != boundary.risk_acceptance_sha256:
         found.append(Violation("risk-acceptance-digest-mismatch", where, f"the record digests to {digest(record)}, the boundary binds {boundary.risk_acceptance_sha256}"))
-    accepted = {key: value for key, value in boundary_document.items() if key != "risk_acceptance_sha256"}
+    accepted = {key: value for key, value in plan.document.items() if key != "risk_acceptance_sha256"}
     if record["execution_boundary"] != accepted:
         found.append(Violation("risk-acceptance-boundary-mismatch", where, "the record accepts a different execution boundary than the plan's"))
-    if list(model.commands) != list(commands):
+    if list(model.commands) != list(plan.commands):
         found.append(Violation("risk-acceptance-commands-mismatch", where, "the record accepts different commands than the plan's"))
-    if model.run_id != run_id:
-        found.append(Violation("risk-acceptance-run-mismatch", where, f"record run {model.run_id}, plan run {run_id}"))
-    if model.accepted_by_user_id != user_id:
-        found.append(Violation("risk-acceptance-user-mismatch", where, f"accepted by user {model.accepted_by_user_id}, the plan's user is {user_id}"))
+    if model.run_id != plan.run_id:
+        found.append(Violation("risk-acceptance-run-mismatch", where, f"record run {model.run_id}, plan run {plan.run_id}"))
+    if model.accepted_by_user_id != plan.user_id:
+        message = f"accepted by user {model.accepted_by_user_id}, the plan's user is {plan.user_id}"
+        found.append(Violation("risk-acceptance-user-mismatch", where, message))
     guarantees = model.unavailable_guarantees
     if guarantees != sorted(set(guarantees)) or not set(guarantees) <= set(policy.RISK_GUARANTEES):
         found.append(Violation("risk-guarantees-invalid", where, f"unavailable_guarantees must be sorted, unique and drawn from {sorted(policy.RISK_GUARANTEES)}"))
@@ -59,3 +78,23 @@ def risk_record_violations(
     if missing:
         found.append(Violation("risk-guarantees-incomplete", where, f"the boundary lacks guarantees the record does not name: {missing}"))
     return found
+
+
+def risk_verdict(record: dict[str, Any] | None, mode: str, plan: PlanBoundary | None, no_plan_at: str = "") -> RiskVerdict:
+    """The risk acceptance verdict for one plan (``None``: the document carries no plan a record could accept)."""
+    if plan is None:
+        if record is None:
+            return RiskVerdict()
+        message = "a risk acceptance record applies to a remediation plan, and the state carries none"
+        return RiskVerdict([Violation("risk-acceptance-unexpected", no_plan_at, message)])
+    if record is None:
+        if mode == "autonomous" and plan.boundary.isolation == policy.EXPLICIT_RISK:
+            # Nobody approves an autonomous plan, so the record itself must be shown.
+            message = (
+                "an autonomous plan in the explicit-risk-acceptance form needs its acceptance record"
+                " (--risk-acceptance PATH)"
+            )
+            where = pointer(*plan.base, "risk_acceptance_sha256")
+            return RiskVerdict([Violation("risk-acceptance-record-missing", where, message)])
+        return RiskVerdict(unverified=plan.boundary.risk_acceptance_sha256 is not None)
+    return RiskVerdict(_record_violations(record, plan))
