@@ -72,7 +72,10 @@ def _plan_remediation(s: Situation) -> dict[str, Any]:
 
 
 def _plan_finalization(s: Situation) -> dict[str, Any]:
-    return {"eligible_thread_ids": [thread.id for thread in s.state.eligible_codex_threads], "gates": s.state.gates.model_dump()}
+    return {
+        "eligible_thread_ids": [thread.id for thread in s.state.eligible_codex_threads],
+        "gates": s.state.gates.model_dump(),
+    }
 
 
 def _await_approval(s: Situation) -> dict[str, Any]:
@@ -148,7 +151,13 @@ def _report(s: Situation) -> dict[str, Any]:
     }
 
 
-_CLEANUP_STOPS = ("stop-pr-closed", "request-timeout", "stop-max-rounds", "stop-reviewer-unavailable", "stop-recurring-finding")
+_CLEANUP_STOPS = (
+    "stop-pr-closed",
+    "request-timeout",
+    "stop-max-rounds",
+    "stop-reviewer-unavailable",
+    "stop-recurring-finding",
+)
 
 ACTIONS: dict[str, Action] = {
     action.name: action
@@ -175,5 +184,9 @@ CLEANUP_STOPS = frozenset(name for name, action in ACTIONS.items() if action.cle
 def action_payload(name: str, situation: Situation) -> dict[str, Any]:
     """The output fields of an action: the request checkpoint, then the action's own payload."""
     state = situation.state
-    common = {"request_key": state.request_key, "fix_rounds": state.fix_rounds, "request_deadline": state.request_deadline}
+    common = {
+        "request_key": state.request_key,
+        "fix_rounds": state.fix_rounds,
+        "request_deadline": state.request_deadline,
+    }
     return {**common, **ACTIONS[name].payload(situation)}

@@ -90,7 +90,9 @@ def _reject_constant(name: str) -> Any:
 
 
 def _reject_fraction(text: str) -> Any:
-    raise _Reject("json-fractional-number", f"number {text[:40]} has a fraction or exponent; only integers are accepted")
+    raise _Reject(
+        "json-fractional-number", f"number {text[:40]} has a fraction or exponent; only integers are accepted"
+    )
 
 
 def _bounded_int(text: str) -> int:
@@ -117,11 +119,19 @@ def _check_tree(value: Any) -> None:
             raise Rejected([Violation("json-too-deep", "", f"nesting deeper than {policy.MAX_DEPTH} levels")])
         if isinstance(node, str):
             if _has_lone_surrogate(node):
-                raise Rejected([Violation("json-lone-surrogate", pointer(*path), "string contains a lone UTF-16 surrogate")])
+                raise Rejected(
+                    [Violation("json-lone-surrogate", pointer(*path), "string contains a lone UTF-16 surrogate")]
+                )
         elif isinstance(node, dict):
             for key, child in node.items():
                 if _has_lone_surrogate(key):
-                    raise Rejected([Violation("json-lone-surrogate", pointer(*path), "object key contains a lone UTF-16 surrogate")])
+                    raise Rejected(
+                        [
+                            Violation(
+                                "json-lone-surrogate", pointer(*path), "object key contains a lone UTF-16 surrogate"
+                            )
+                        ]
+                    )
                 stack.append((child, path + (key,)))
         elif isinstance(node, list):
             stack.extend((child, path + (index,)) for index, child in enumerate(node))
@@ -130,7 +140,9 @@ def _check_tree(value: Any) -> None:
 def parse_document(raw: bytes) -> dict[str, Any]:
     """Parse one strict JSON object, or raise ``Rejected`` with exactly one violation."""
     if len(raw) > policy.MAX_DOCUMENT_BYTES:
-        raise Rejected([Violation("json-too-large", "", f"document exceeds the limit of {policy.MAX_DOCUMENT_BYTES} bytes")])
+        raise Rejected(
+            [Violation("json-too-large", "", f"document exceeds the limit of {policy.MAX_DOCUMENT_BYTES} bytes")]
+        )
     if raw.startswith(_BOM):
         raise Rejected([Violation("json-bom", "", "document starts with a UTF-8 byte order mark")])
     try:
@@ -154,8 +166,12 @@ def parse_document(raw: bytes) -> dict[str, Any]:
     except RecursionError:
         raise Rejected([Violation("json-too-deep", "", f"nesting deeper than {policy.MAX_DEPTH} levels")]) from None
     except json.JSONDecodeError as error:
-        raise Rejected([Violation("json-syntax", "", f"{error.msg} at line {error.lineno} column {error.colno}")]) from None
+        raise Rejected(
+            [Violation("json-syntax", "", f"{error.msg} at line {error.lineno} column {error.colno}")]
+        ) from None
     if not isinstance(value, dict):
-        raise Rejected([Violation("json-not-object", "", f"top-level value is a {type(value).__name__}, not an object")])
+        raise Rejected(
+            [Violation("json-not-object", "", f"top-level value is a {type(value).__name__}, not an object")]
+        )
     _check_tree(value)
     return value

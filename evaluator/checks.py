@@ -33,13 +33,22 @@ def rejected(check: str, violations: list[Violation]) -> dict[str, Any]:
     return {"ok": False, "check": check, "errors": [v.as_dict() for v in sorted_violations(violations)]}
 
 
-def initial_check(document: dict[str, Any], approved_hash: str | None, risk_record: dict[str, Any] | None) -> CheckOutcome:
+def initial_check(
+    document: dict[str, Any], approved_hash: str | None, risk_record: dict[str, Any] | None
+) -> CheckOutcome:
     result, found = check_initial(document, approved_hash)
     if result is None:
         return CheckOutcome(rejected("initial", found))
     snapshot, manifest = result.document.initial_snapshot, result.document.initial_manifest
     base = ("initial_snapshot", "execution_boundary")
-    plan = PlanBoundary(snapshot.execution_boundary, document[base[0]][base[1]], snapshot.commands, manifest.run_id, snapshot.authenticated_user_id, base)
+    plan = PlanBoundary(
+        snapshot.execution_boundary,
+        document[base[0]][base[1]],
+        snapshot.commands,
+        manifest.run_id,
+        snapshot.authenticated_user_id,
+        base,
+    )
     risk = risk_verdict(risk_record, manifest.mode, plan)
     if risk.violations:
         return CheckOutcome(rejected("initial", risk.violations))
@@ -55,11 +64,19 @@ def initial_check(document: dict[str, Any], approved_hash: str | None, risk_reco
 
 
 def state_output(decision: StateDecision) -> dict[str, Any]:
-    head = {"ok": True, "check": "state", "action": decision.action, "reasons": list(decision.reasons), "mode": decision.mode}
+    head = {
+        "ok": True,
+        "check": "state",
+        "action": decision.action,
+        "reasons": list(decision.reasons),
+        "mode": decision.mode,
+    }
     return {**head, **decision.payload}
 
 
-def state_check(document: dict[str, Any], approved_hash: str | None, now: str | None, risk_record: dict[str, Any] | None) -> CheckOutcome:
+def state_check(
+    document: dict[str, Any], approved_hash: str | None, now: str | None, risk_record: dict[str, Any] | None
+) -> CheckOutcome:
     decision, found = evaluate_state(document, approved_hash, now, risk_record)
     if decision is None:
         return CheckOutcome(rejected("state", found))
@@ -95,11 +112,15 @@ Runner = Callable[..., CheckOutcome]
 CHECKS: dict[str, Runner] = {
     "initial": lambda document, *, approved_hash, now, risk_record: initial_check(document, approved_hash, risk_record),
     "prompt": lambda document, *, approved_hash, now, risk_record: prompt_check(document),
-    "state": lambda document, *, approved_hash, now, risk_record: state_check(document, approved_hash, now, risk_record),
+    "state": lambda document, *, approved_hash, now, risk_record: state_check(
+        document, approved_hash, now, risk_record
+    ),
 }
 
 
-def run_initial(document: dict[str, Any], *, approved_hash: str | None, risk_record: dict[str, Any] | None = None, **_: Any) -> dict[str, Any]:
+def run_initial(
+    document: dict[str, Any], *, approved_hash: str | None, risk_record: dict[str, Any] | None = None, **_: Any
+) -> dict[str, Any]:
     """The output object of ``--initial``."""
     return initial_check(document, approved_hash, risk_record).output
 
@@ -109,6 +130,13 @@ def run_prompt(document: dict[str, Any], **_: Any) -> dict[str, Any]:
     return prompt_check(document).output
 
 
-def run_state(document: dict[str, Any], *, approved_hash: str | None, now: str | None, risk_record: dict[str, Any] | None = None, **_: Any) -> dict[str, Any]:
+def run_state(
+    document: dict[str, Any],
+    *,
+    approved_hash: str | None,
+    now: str | None,
+    risk_record: dict[str, Any] | None = None,
+    **_: Any,
+) -> dict[str, Any]:
     """The output object of ``--state``."""
     return state_check(document, approved_hash, now, risk_record).output

@@ -36,7 +36,13 @@ class _Parser(argparse.ArgumentParser):
 class _Once(argparse.Action):
     """A flag given twice is a usage error, never "the last one wins"."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         if getattr(namespace, self.dest) is not None:
             raise UsageError(f"{option_string} given more than once")
         setattr(namespace, self.dest, values)
@@ -44,15 +50,26 @@ class _Once(argparse.Action):
 
 def _parser(strict: bool = True) -> _Parser:
     """The command line. Not strict: every flag optional and repeatable, to read ``--format`` from any line."""
-    parser = _Parser(prog="evaluate_state.py", add_help=False, allow_abbrev=False, description="Validate a github-codex-pr-loop document.")
+    parser = _Parser(
+        prog="evaluate_state.py",
+        add_help=False,
+        allow_abbrev=False,
+        description="Validate a github-codex-pr-loop document.",
+    )
     checks: Any = parser.add_mutually_exclusive_group(required=True) if strict else parser
     once: Any = _Once if strict else "store"
-    checks.add_argument("--initial", metavar="PATH", action=once, help="initial document (snapshot, manifest, plan hash)")
+    checks.add_argument(
+        "--initial", metavar="PATH", action=once, help="initial document (snapshot, manifest, plan hash)"
+    )
     checks.add_argument("--prompt", metavar="PATH", action=once, help="bootstrap prompt document")
     checks.add_argument("--state", metavar="PATH", action=once, help="recurring wakeup state")
     parser.add_argument("--approved-hash", metavar="HEX", action=once, help="the plan hash the user approved")
-    parser.add_argument("--now", metavar="TS", action=once, help="evaluation instant (ISO-8601 with offset) for --state")
-    parser.add_argument("--risk-acceptance", metavar="PATH", action=once, help="canonical risk acceptance record to verify")
+    parser.add_argument(
+        "--now", metavar="TS", action=once, help="evaluation instant (ISO-8601 with offset) for --state"
+    )
+    parser.add_argument(
+        "--risk-acceptance", metavar="PATH", action=once, help="canonical risk acceptance record to verify"
+    )
     parser.add_argument("--format", choices=("json", "text"), default="json")
     return parser
 
@@ -117,7 +134,10 @@ def _risk_record(path: str) -> dict[str, Any]:
     try:
         return parse_document(_read(path))
     except Rejected as error:
-        raise Rejected(Violation("risk-acceptance-invalid", "", f"--risk-acceptance file: {v.code}: {v.message}") for v in error.violations) from None
+        raise Rejected(
+            Violation("risk-acceptance-invalid", "", f"--risk-acceptance file: {v.code}: {v.message}")
+            for v in error.violations
+        ) from None
 
 
 def _write(stream: Any, text: str) -> None:
@@ -128,7 +148,9 @@ def _write(stream: Any, text: str) -> None:
     """
     from .redact import redact
 
-    stream.write(redact(text, [value for value in (os.environ.get("GH_TOKEN"), os.environ.get("GITHUB_TOKEN")) if value]))
+    stream.write(
+        redact(text, [value for value in (os.environ.get("GH_TOKEN"), os.environ.get("GITHUB_TOKEN")) if value])
+    )
 
 
 def _emit(result: dict[str, Any], output_format: str) -> None:
@@ -184,6 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     except Rejected as error:
         result, status = _failure(check, error.violations), EXIT_REJECTED
     except Exception as error:  # never a traceback: a bug here must still fail closed
-        result, status = _failure(check, [Violation("internal-error", "", f"evaluator error ({type(error).__name__}); no write is permitted")]), EXIT_USAGE
+        result, status = (
+            _failure(
+                check,
+                [Violation("internal-error", "", f"evaluator error ({type(error).__name__}); no write is permitted")],
+            ),
+            EXIT_USAGE,
+        )
     _emit(result, output_format)
     return status

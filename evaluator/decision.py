@@ -33,7 +33,9 @@ class StateDecision:
     risk_unverified: bool  # the plan binds a risk acceptance record that was not shown
 
 
-def well_formed_state(document: dict[str, Any], approved_hash: str | None) -> tuple[RecurringState | None, list[Violation]]:
+def well_formed_state(
+    document: dict[str, Any], approved_hash: str | None
+) -> tuple[RecurringState | None, list[Violation]]:
     """The validated state, or every violation that rejects it (an approval that cannot apply included)."""
     state, found = validate(RecurringState, document)
     if state is None:
@@ -62,7 +64,14 @@ def _remediation_boundary(state: RecurringState, document: dict[str, Any]) -> Pl
     if manifest is None:
         return None
     raw = document["remediation_manifest"]["execution"]
-    return PlanBoundary(manifest.execution, raw, manifest.commands, manifest.run_id, state.authenticated_user_id, ("remediation_manifest", "execution"))
+    return PlanBoundary(
+        manifest.execution,
+        raw,
+        manifest.commands,
+        manifest.run_id,
+        state.authenticated_user_id,
+        ("remediation_manifest", "execution"),
+    )
 
 
 def evaluate_state(

@@ -9,7 +9,8 @@ JSON parser); everything else returns lists of violations.
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 
 class Violation(NamedTuple):

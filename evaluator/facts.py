@@ -72,7 +72,11 @@ def bound_to_request(state: RecurringState, timestamp: str) -> bool:
     """A signal counts only if it came after the request and by its deadline (never without a request)."""
     if state.request_created_at is None or state.request_deadline is None:
         return False
-    return parse_timestamp(state.request_created_at) < parse_timestamp(timestamp) <= parse_timestamp(state.request_deadline)
+    return (
+        parse_timestamp(state.request_created_at)
+        < parse_timestamp(timestamp)
+        <= parse_timestamp(state.request_deadline)
+    )
 
 
 def posted_after_request(state: RecurringState, response: Response) -> bool:
@@ -228,7 +232,9 @@ def automation_inconsistencies(state: RecurringState) -> list[str]:
     if record.rrule != policy.HEARTBEAT_RRULE:
         reasons.append("automation-schedule-mismatch")
     if state.expected_prompt_sha256 is None:
-        reasons.append("bootstrap-automation-paused" if record.status == "PAUSED" else "automation-active-before-prompt")
+        reasons.append(
+            "bootstrap-automation-paused" if record.status == "PAUSED" else "automation-active-before-prompt"
+        )
     else:
         if record.status != "ACTIVE":
             reasons.append("automation-not-active")
@@ -324,7 +330,9 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
         claim_kind=claim_kind,
         plan_hash=plan_hash,
         plan_approved=plan_hash is not None and (state.mode == "autonomous" or approved == plan_hash),
-        approval_mismatch=state.mode == "approval-gated" and None not in (plan_hash, approved) and approved != plan_hash,
+        approval_mismatch=state.mode == "approval-gated"
+        and None not in (plan_hash, approved)
+        and approved != plan_hash,
         claim=claim,
         remediation_in_progress=remediation_in_progress,
         finalization_settled=settled,

@@ -117,8 +117,10 @@ def parse_timestamp(text: str) -> datetime:
 
 def is_timestamp(text: object) -> bool:
     """Whether text is a timestamp ``parse_timestamp`` accepts."""
+    if not isinstance(text, str):
+        return False
     try:
-        parse_timestamp(text)  # type: ignore[arg-type]  # a non-str is refused by the grammar
+        parse_timestamp(text)
     except TimestampError:
         return False
     return True

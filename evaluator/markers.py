@@ -9,7 +9,8 @@ the evaluator sees by id (references/github-observations.md#loop-markers).
 Formats (one line, single spaces, lowercase hex):
 
     <!-- github-codex-pr-loop-request run=<32 hex> round=<n> sha=<40 hex> -->
-    <!-- github-codex-pr-loop-claim run=<32 hex> kind=<remediation|finalization|cleanup> plan=<64 hex> request=<comment id>:<40 hex> wakeup=<32 hex> -->
+    <!-- github-codex-pr-loop-claim run=<32 hex> kind=<remediation|finalization|cleanup> plan=<64 hex>
+         request=<comment id>:<40 hex> wakeup=<32 hex> -->      (one line, wrapped here)
     <!-- github-codex-pr-loop-reply run=<32 hex> round=<n> -->
     github-codex-pr-loop:<host>/<owner>/<repo>#<pr number>@<32 hex>      (the automation key)
 
@@ -20,7 +21,7 @@ request template the sha is the placeholder ``{{FINAL_HEAD_SHA}}``.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, get_args
+from typing import NamedTuple, cast, get_args
 
 from . import policy
 from .formats import DECIMAL_ID, DIGEST, REPOSITORY, RUN_ID, SHA, Grammar
@@ -31,17 +32,23 @@ ROUND = Grammar(r"0|[1-9][0-9]{0,8}", "a round number")
 HOST = Grammar(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?", "a lowercase host name")
 
 _CLAIM_KINDS = "|".join(get_args(policy.ClaimKind))
-_REQUEST = re.compile(rf"<!-- {MARKER_PREFIX}request run=(?P<run>{RUN_ID.regex}) round=(?P<round>{ROUND.regex}) sha=(?P<sha>{SHA.regex}) -->")
+_REQUEST = re.compile(
+    rf"<!-- {MARKER_PREFIX}request run=(?P<run>{RUN_ID.regex}) round=(?P<round>{ROUND.regex})"
+    rf" sha=(?P<sha>{SHA.regex}) -->"
+)
 _CLAIM = re.compile(
     rf"<!-- {MARKER_PREFIX}claim run=(?P<run>{RUN_ID.regex}) kind=(?P<kind>{_CLAIM_KINDS})"
-    rf" plan=(?P<plan>{DIGEST.regex}) request=(?P<request>{DECIMAL_ID.regex}:{SHA.regex}) wakeup=(?P<wakeup>{RUN_ID.regex}) -->"
+    rf" plan=(?P<plan>{DIGEST.regex}) request=(?P<request>{DECIMAL_ID.regex}:{SHA.regex})"
+    rf" wakeup=(?P<wakeup>{RUN_ID.regex}) -->"
 )
 _REPLY = re.compile(rf"<!-- {MARKER_PREFIX}reply run=(?P<run>{RUN_ID.regex}) round=(?P<round>{ROUND.regex}) -->")
 # Any comment that looks like one of the loop's markers, well-formed or not.
 ANY_MARKER = re.compile(rf"<!--\s*{MARKER_PREFIX}.*?-->", re.DOTALL)
 # The repository is matched loosely here and checked whole by its own grammar:
 # its lookaheads speak of the end of the text, which is not the end of the key.
-_KEY = re.compile(rf"{KEY_PREFIX}(?P<host>[^/]+)/(?P<repository>[^/#@]+/[^/#@]+)#(?P<pr>{DECIMAL_ID.regex})@(?P<run>{RUN_ID.regex})")
+_KEY = re.compile(
+    rf"{KEY_PREFIX}(?P<host>[^/]+)/(?P<repository>[^/#@]+/[^/#@]+)#(?P<pr>{DECIMAL_ID.regex})@(?P<run>{RUN_ID.regex})"
+)
 
 
 class RequestMarker(NamedTuple):
@@ -86,7 +93,10 @@ def default_review_template(run_id: str, round_number: int) -> str:
 
 def claim_marker(run_id: str, kind: str, plan_hash: str, request_key: str, wakeup_id: str) -> str:
     """Posted as an issue comment before a plan executes: the externally observable claim."""
-    return f"<!-- {MARKER_PREFIX}claim run={run_id} kind={kind} plan={plan_hash} request={request_key} wakeup={wakeup_id} -->"
+    return (
+        f"<!-- {MARKER_PREFIX}claim run={run_id} kind={kind} plan={plan_hash}"
+        f" request={request_key} wakeup={wakeup_id} -->"
+    )
 
 
 def reply_marker(run_id: str, round_number: int) -> str:
@@ -111,7 +121,8 @@ def parse_claim_marker(text: str) -> ClaimMarker | None:
     match = _CLAIM.fullmatch(text)
     if match is None:
         return None
-    return ClaimMarker(match["run"], match["kind"], match["plan"], match["request"], match["wakeup"])  # type: ignore[arg-type]
+    kind = cast(policy.ClaimKind, match["kind"])  # the regex admits only the ClaimKind values
+    return ClaimMarker(match["run"], kind, match["plan"], match["request"], match["wakeup"])
 
 
 def parse_reply_marker(text: str) -> ReplyMarker | None:
@@ -134,7 +145,11 @@ class LoopMarker(NamedTuple):
     marker: RequestMarker | ClaimMarker | ReplyMarker | None
 
 
-_PARSERS = {"request": (_REQUEST, parse_request_marker), "claim": (_CLAIM, parse_claim_marker), "reply": (_REPLY, parse_reply_marker)}
+_PARSERS = {
+    "request": (_REQUEST, parse_request_marker),
+    "claim": (_CLAIM, parse_claim_marker),
+    "reply": (_REPLY, parse_reply_marker),
+}
 
 
 def _single_marker(body: str, run_id: str, kinds: tuple[str, ...]) -> LoopMarker:

@@ -88,9 +88,11 @@ GIT_PROTECTIONS = (
     "textconv_disabled",
 )
 # Guarantees a risk acceptance record may name as unavailable.
-RISK_GUARANTEES = ("network-isolation", "minimal-environment", "checkout-only-filesystem") + tuple(
-    name.replace("_", "-") for name in GIT_PROTECTIONS
-) + ("no-active-clean-filters",)
+RISK_GUARANTEES = (
+    ("network-isolation", "minimal-environment", "checkout-only-filesystem")
+    + tuple(name.replace("_", "-") for name in GIT_PROTECTIONS)
+    + ("no-active-clean-filters",)
+)
 
 # Templates.
 FINAL_HEAD_PLACEHOLDER = "{{FINAL_HEAD_SHA}}"
@@ -105,4 +107,3 @@ AUTOMATION_PROMPT_TEMPLATE_V1 = "\n".join(
         "Bootstrap checkpoint JSON: " + CHECKPOINT_PLACEHOLDER,
     )
 )
-

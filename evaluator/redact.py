@@ -25,7 +25,13 @@ def secret_forms(secret: str) -> set[str]:
     """Every text form of ``secret`` an output could carry (empty for an empty secret)."""
     if not secret:
         return set()
-    forms = {secret, quote(secret, safe=""), quote_plus(secret, safe=""), json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
+    forms = {
+        secret,
+        quote(secret, safe=""),
+        quote_plus(secret, safe=""),
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+    }
     forms.add(json.dumps(secret)[1:-1].replace("/", "\\/"))  # JSON may escape '/'
     for prefix in _BASE64_PREFIXES:
         data = (prefix + secret).encode("utf-8")

@@ -23,21 +23,47 @@ def review_template_violations(template: str, run_id: str, round_number: int, pa
     placeholders = _PLACEHOLDER.findall(template)
     count = placeholders.count(policy.FINAL_HEAD_PLACEHOLDER)
     if count != 1:
-        found.append(Violation("review-template-placeholder-count", path, f"{policy.FINAL_HEAD_PLACEHOLDER} appears {count} times; expected exactly 1"))
+        found.append(
+            Violation(
+                "review-template-placeholder-count",
+                path,
+                f"{policy.FINAL_HEAD_PLACEHOLDER} appears {count} times; expected exactly 1",
+            )
+        )
     unknown = sorted(set(placeholders) - {policy.FINAL_HEAD_PLACEHOLDER})
     if unknown:
-        found.append(Violation("review-template-unknown-placeholder", path, f"unsupported placeholders {unknown}; only {policy.FINAL_HEAD_PLACEHOLDER} is allowed"))
+        found.append(
+            Violation(
+                "review-template-unknown-placeholder",
+                path,
+                f"unsupported placeholders {unknown}; only {policy.FINAL_HEAD_PLACEHOLDER} is allowed",
+            )
+        )
     stripped = _PLACEHOLDER.sub("", template)
     if "{{" in stripped or "}}" in stripped:
-        found.append(Violation("review-template-stray-braces", path, "template has a '{{' or '}}' outside a placeholder"))
+        found.append(
+            Violation("review-template-stray-braces", path, "template has a '{{' or '}}' outside a placeholder")
+        )
     expected = loop_markers.request_marker(run_id, round_number)
     markers = loop_markers.template_markers(template)
     if not markers:
-        found.append(Violation("review-template-marker-missing", path, f"template has no request marker; expected {expected!r}"))
+        found.append(
+            Violation("review-template-marker-missing", path, f"template has no request marker; expected {expected!r}")
+        )
     elif len(markers) > 1:
-        found.append(Violation("review-template-marker-count", path, f"template has {len(markers)} loop markers; expected exactly the one request marker"))
+        found.append(
+            Violation(
+                "review-template-marker-count",
+                path,
+                f"template has {len(markers)} loop markers; expected exactly the one request marker",
+            )
+        )
     elif markers[0] != expected:
-        found.append(Violation("review-template-marker-mismatch", path, f"marker {markers[0]!r} is not the canonical {expected!r}"))
+        found.append(
+            Violation(
+                "review-template-marker-mismatch", path, f"marker {markers[0]!r} is not the canonical {expected!r}"
+            )
+        )
     return found
 
 

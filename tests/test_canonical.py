@@ -1,4 +1,4 @@
-"""Strict parsing and canonical bytes (DESIGN section 4)."""
+"""Strict parsing and canonical bytes (references/canonical-json.md)."""
 
 from __future__ import annotations
 

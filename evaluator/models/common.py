@@ -77,7 +77,9 @@ NonNegativeInt = Annotated[int, AfterValidator(_non_negative)]
 def _branch(value: str) -> str:
     problem = formats.branch_name_problem(value)
     if problem:
-        raise PydanticCustomError("invalid-branch-name", "branch name {observed} " + problem, {"observed": describe(value)})
+        raise PydanticCustomError(
+            "invalid-branch-name", "branch name {observed} " + problem, {"observed": describe(value)}
+        )
     return value
 
 
@@ -96,7 +98,13 @@ RepoPath = Annotated[str, AfterValidator(_path)]
 
 # --- pydantic errors -> violations -------------------------------------------
 
-_TYPE_ERRORS = {"missing": "missing-key", "extra_forbidden": "unknown-key", "literal_error": "invalid-value", "too_short": "too-short", "too_long": "too-long"}
+_TYPE_ERRORS = {
+    "missing": "missing-key",
+    "extra_forbidden": "unknown-key",
+    "literal_error": "invalid-value",
+    "too_short": "too-short",
+    "too_long": "too-long",
+}
 
 
 def _code(error_type: str) -> str:
@@ -112,7 +120,9 @@ def _code(error_type: str) -> str:
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
-    return {bool: "boolean", int: "integer", str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+    return {bool: "boolean", int: "integer", str: "string", list: "array", dict: "object"}.get(
+        type(value), type(value).__name__
+    )
 
 
 def violations_from(error: ValidationError, base: Iterable[object] = ()) -> list[Violation]:

@@ -1,4 +1,4 @@
-"""The initial document: snapshot, manifest and plan hash (seed: "Initial snapshot and manifest")."""
+"""The initial document: snapshot, manifest and plan hash (references/manifest-schema.md)."""
 
 from __future__ import annotations
 

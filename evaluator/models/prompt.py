@@ -1,4 +1,4 @@
-"""The bootstrap prompt document (seed: the ``--prompt`` paragraphs)."""
+"""The bootstrap prompt document checked by ``--prompt`` (references/bootstrap.md)."""
 
 from __future__ import annotations
 

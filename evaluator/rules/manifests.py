@@ -8,6 +8,7 @@ action machine reports as a ``state-inconsistency`` that permits no write.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..canonical import text_digest
@@ -37,16 +38,32 @@ def expected_finalization_operations(manifest: FinalizationManifest) -> list[str
 
 
 def _common_violations(manifest: Any, base: tuple) -> list[Violation]:
-    at = lambda *parts: pointer(*base, *parts)  # noqa: E731
+    at = partial(pointer, *base)
     found = fixed_value_violations(manifest, at)
     key = parse_request_key(manifest.request_key)
     if key is None:
-        found.append(Violation("request-key-invalid", at("request_key"), f"{manifest.request_key!r} is not <comment-id>:<40-hex-sha>"))
+        found.append(
+            Violation(
+                "request-key-invalid", at("request_key"), f"{manifest.request_key!r} is not <comment-id>:<40-hex-sha>"
+            )
+        )
     elif key[1] != manifest.current_head_sha:
-        found.append(Violation("request-key-head-mismatch", at("request_key"), "the request key must name the requested head, current_head_sha"))
+        found.append(
+            Violation(
+                "request-key-head-mismatch",
+                at("request_key"),
+                "the request key must name the requested head, current_head_sha",
+            )
+        )
     responses = [response_order(r) for r in manifest.responses]
     if responses != sorted(responses) or len(set(responses)) != len(responses):
-        found.append(Violation("responses-not-sorted", at("responses"), "responses must be sorted by source, then integer id, and unique"))
+        found.append(
+            Violation(
+                "responses-not-sorted",
+                at("responses"),
+                "responses must be sorted by source, then integer id, and unique",
+            )
+        )
     threads = getattr(manifest, "actionable_threads", None) or getattr(manifest, "eligible_threads", None) or []
     field = "actionable_threads" if isinstance(manifest, RemediationManifest) else "eligible_threads"
     ids = [thread.id for thread in threads]
@@ -55,20 +72,34 @@ def _common_violations(manifest: Any, base: tuple) -> list[Violation]:
     return found
 
 
-def remediation_violations(manifest: RemediationManifest, fix_rounds: int, base: tuple = REMEDIATION) -> list[Violation]:
-    at = lambda *parts: pointer(*base, *parts)  # noqa: E731
+def remediation_violations(
+    manifest: RemediationManifest, fix_rounds: int, base: tuple = REMEDIATION
+) -> list[Violation]:
+    at = partial(pointer, *base)
     found = _common_violations(manifest, base)
     expected = expected_remediation_operations(manifest)
     if manifest.operations != expected:
-        found.append(Violation("operations-mismatch", at("operations"), f"observed {manifest.operations}, the plan requires {expected}"))
+        found.append(
+            Violation(
+                "operations-mismatch", at("operations"), f"observed {manifest.operations}, the plan requires {expected}"
+            )
+        )
     if not manifest.paths:
         found.append(Violation("paths-empty", at("paths"), "a remediation edits at least one path"))
     found += path_violations(manifest.paths, manifest.path_records, base)
     found += command_violations(manifest.commands, base)
     found += boundary_violations(manifest.execution, base + ("execution",))
-    found += review_template_violations(manifest.review_request_body_template, manifest.run_id, fix_rounds + 1, at("review_request_body_template"))
+    found += review_template_violations(
+        manifest.review_request_body_template, manifest.run_id, fix_rounds + 1, at("review_request_body_template")
+    )
     if text_digest(manifest.review_request_body_template) != manifest.review_request_body_template_sha256:
-        found.append(Violation("review-template-sha256-mismatch", at("review_request_body_template_sha256"), "digest does not match the template's UTF-8 bytes"))
+        found.append(
+            Violation(
+                "review-template-sha256-mismatch",
+                at("review_request_body_template_sha256"),
+                "digest does not match the template's UTF-8 bytes",
+            )
+        )
     return found
 
 
@@ -76,12 +107,22 @@ def finalization_violations(manifest: FinalizationManifest, base: tuple = FINALI
     found = _common_violations(manifest, base)
     expected = expected_finalization_operations(manifest)
     if manifest.operations != expected:
-        found.append(Violation("operations-mismatch", pointer(*base, "operations"), f"observed {manifest.operations}, the plan requires {expected}"))
+        found.append(
+            Violation(
+                "operations-mismatch",
+                pointer(*base, "operations"),
+                f"observed {manifest.operations}, the plan requires {expected}",
+            )
+        )
     return found
 
 
 def _mismatch(base: tuple, field: str, observed: Any, expected: Any, source: str) -> Violation:
-    return Violation("plan-snapshot-mismatch", pointer(*base, field), f"the plan has {observed!r:.120}, {source} has {expected!r:.120}")
+    return Violation(
+        "plan-snapshot-mismatch",
+        pointer(*base, field),
+        f"the plan has {observed!r:.120}, {source} has {expected!r:.120}",
+    )
 
 
 def _bindings(manifest: Any, state: RecurringState) -> list[tuple[str, Any, str]]:
@@ -106,7 +147,9 @@ def _bindings(manifest: Any, state: RecurringState) -> list[tuple[str, Any, str]
     ]
 
 
-def _drift(manifest: Any, state: RecurringState, raw_state: dict[str, Any], base: tuple, extra: list[tuple[str, Any, str]]) -> list[Violation]:
+def _drift(
+    manifest: Any, state: RecurringState, raw_state: dict[str, Any], base: tuple, extra: list[tuple[str, Any, str]]
+) -> list[Violation]:
     found = []
     for field, expected, source in _bindings(manifest, state) + extra:
         observed = getattr(manifest, field)
@@ -114,21 +157,43 @@ def _drift(manifest: Any, state: RecurringState, raw_state: dict[str, Any], base
             found.append(_mismatch(base, field, observed, expected, source))
     raw_manifest = raw_state[base[0]]
     if raw_manifest["responses"] != raw_state["responses"]:
-        found.append(_mismatch(base, "responses", len(raw_manifest["responses"]), len(raw_state["responses"]), "the snapshot's qualifying responses"))
+        found.append(
+            _mismatch(
+                base,
+                "responses",
+                len(raw_manifest["responses"]),
+                len(raw_state["responses"]),
+                "the snapshot's qualifying responses",
+            )
+        )
     return found
 
 
-def remediation_drift(manifest: RemediationManifest, state: RecurringState, raw_state: dict[str, Any]) -> list[Violation]:
+def remediation_drift(
+    manifest: RemediationManifest, state: RecurringState, raw_state: dict[str, Any]
+) -> list[Violation]:
     found = _drift(manifest, state, raw_state, REMEDIATION, [])
     raw_manifest = raw_state["remediation_manifest"]
     if raw_manifest["actionable_threads"] != raw_state["actionable_codex_threads"]:
-        found.append(_mismatch(REMEDIATION, "actionable_threads", len(raw_manifest["actionable_threads"]), len(raw_state["actionable_codex_threads"]), "the snapshot's actionable Codex threads"))
+        found.append(
+            _mismatch(
+                REMEDIATION,
+                "actionable_threads",
+                len(raw_manifest["actionable_threads"]),
+                len(raw_state["actionable_codex_threads"]),
+                "the snapshot's actionable Codex threads",
+            )
+        )
     if raw_manifest["execution"] != raw_state["execution_boundary"]:
-        found.append(_mismatch(REMEDIATION, "execution", "its boundary", "another", "the snapshot's execution boundary"))
+        found.append(
+            _mismatch(REMEDIATION, "execution", "its boundary", "another", "the snapshot's execution boundary")
+        )
     return found
 
 
-def finalization_drift(manifest: FinalizationManifest, state: RecurringState, raw_state: dict[str, Any]) -> list[Violation]:
+def finalization_drift(
+    manifest: FinalizationManifest, state: RecurringState, raw_state: dict[str, Any]
+) -> list[Violation]:
     extra = [
         ("pr_is_draft", state.pr_is_draft, "the fresh PR"),
         ("non_codex_rooted_threads", state.non_codex_rooted_threads, "the snapshot"),
@@ -137,5 +202,13 @@ def finalization_drift(manifest: FinalizationManifest, state: RecurringState, ra
     found = _drift(manifest, state, raw_state, FINALIZATION, extra)
     raw_manifest = raw_state["finalization_manifest"]
     if raw_manifest["eligible_threads"] != raw_state["eligible_codex_threads"]:
-        found.append(_mismatch(FINALIZATION, "eligible_threads", len(raw_manifest["eligible_threads"]), len(raw_state["eligible_codex_threads"]), "the snapshot's eligible Codex threads"))
+        found.append(
+            _mismatch(
+                FINALIZATION,
+                "eligible_threads",
+                len(raw_manifest["eligible_threads"]),
+                len(raw_state["eligible_codex_threads"]),
+                "the snapshot's eligible Codex threads",
+            )
+        )
     return found

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from .. import markers, policy
@@ -34,9 +35,11 @@ def prefixed(violations: list[Violation], *prefix: str) -> list[Violation]:
     return [Violation(v.code, pointer(*prefix) + v.path, v.message) for v in violations]
 
 
-def receipt_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manifest: InitialManifest) -> list[Violation]:
+def receipt_violations(
+    boot: BootstrapSnapshot, snapshot: InitialSnapshot, manifest: InitialManifest
+) -> list[Violation]:
     receipt, state = boot.post_write_receipt, boot.state
-    at = lambda *parts: pointer(*RECEIPT, *parts)  # noqa: E731
+    at = partial(pointer, *RECEIPT)
     found = []
     approved = (
         ("base_sha", snapshot.base_sha, "receipt-base-sha-mismatch"),
@@ -46,14 +49,38 @@ def receipt_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manif
     )
     for field, expected, code in approved:
         if getattr(receipt, field) != expected:
-            found.append(Violation(code, at(field), f"observed {getattr(receipt, field)!r:.100}, the approved snapshot has {expected!r:.100}"))
+            found.append(
+                Violation(
+                    code,
+                    at(field),
+                    f"observed {getattr(receipt, field)!r:.100}, the approved snapshot has {expected!r:.100}",
+                )
+            )
     final = receipt.final_head_sha
     if snapshot.commit_required and final == receipt.initial_head_sha:
-        found.append(Violation("receipt-final-head-not-new", at("final_head_sha"), "commit_required is true but the final head equals the initial head"))
+        found.append(
+            Violation(
+                "receipt-final-head-not-new",
+                at("final_head_sha"),
+                "commit_required is true but the final head equals the initial head",
+            )
+        )
     if not snapshot.commit_required and final != receipt.initial_head_sha:
-        found.append(Violation("receipt-final-head-changed", at("final_head_sha"), "commit_required is false but the final head differs from the initial head"))
+        found.append(
+            Violation(
+                "receipt-final-head-changed",
+                at("final_head_sha"),
+                "commit_required is false but the final head differs from the initial head",
+            )
+        )
     if not receipt.head_descends_from_initial:
-        found.append(Violation("receipt-head-not-descendant", at("head_descends_from_initial"), "the final head must descend from the approved initial head"))
+        found.append(
+            Violation(
+                "receipt-head-not-descendant",
+                at("head_descends_from_initial"),
+                "the final head must descend from the approved initial head",
+            )
+        )
     heads = (
         (at("remote_head_sha"), receipt.remote_head_sha),
         (at("pr_head_sha"), receipt.pr_head_sha),
@@ -63,35 +90,79 @@ def receipt_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manif
     )
     for where, head in heads:
         if head != final:
-            found.append(Violation("receipt-head-mismatch", where, f"observed {head}, the verified final head is {final}"))
+            found.append(
+                Violation("receipt-head-mismatch", where, f"observed {head}, the verified final head is {final}")
+            )
     if not receipt.worktree_clean:
-        found.append(Violation("receipt-worktree-dirty", at("worktree_clean"), "the worktree must be clean after the initial writes"))
+        found.append(
+            Violation(
+                "receipt-worktree-dirty", at("worktree_clean"), "the worktree must be clean after the initial writes"
+            )
+        )
     expected_body = render_review_body(manifest.review_request_body_template, final)
     if receipt.review_request_body != expected_body:
-        found.append(Violation("receipt-review-body-mismatch", at("review_request_body"), "the body is not the approved template with only the final head substituted"))
+        found.append(
+            Violation(
+                "receipt-review-body-mismatch",
+                at("review_request_body"),
+                "the body is not the approved template with only the final head substituted",
+            )
+        )
     if text_digest(receipt.review_request_body) != receipt.review_request_body_sha256:
-        found.append(Violation("receipt-review-body-sha256-mismatch", at("review_request_body_sha256"), "digest does not match the body's UTF-8 bytes"))
+        found.append(
+            Violation(
+                "receipt-review-body-sha256-mismatch",
+                at("review_request_body_sha256"),
+                "digest does not match the body's UTF-8 bytes",
+            )
+        )
     return found
 
 
-def binding_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manifest: InitialManifest, plan_hash: str) -> list[Violation]:
+def binding_violations(
+    boot: BootstrapSnapshot, snapshot: InitialSnapshot, manifest: InitialManifest, plan_hash: str
+) -> list[Violation]:
     """Every initial identity and policy value, bound to the fresh bootstrap state."""
     state = boot.state
     found = []
     if boot.initial_plan_hash != plan_hash:
-        found.append(Violation("bootstrap-plan-hash-mismatch", pointer(*BOOT, "initial_plan_hash"), f"observed {boot.initial_plan_hash}, the initial document has {plan_hash}"))
+        found.append(
+            Violation(
+                "bootstrap-plan-hash-mismatch",
+                pointer(*BOOT, "initial_plan_hash"),
+                f"observed {boot.initial_plan_hash}, the initial document has {plan_hash}",
+            )
+        )
     url = canonical_pr_url(snapshot.repository, state.pr_number)
     if boot.pr_url != url or state.pr_url != url:
-        found.append(Violation("pr-url-not-canonical", pointer(*BOOT, "pr_url"), f"observed {boot.pr_url!r}, expected {url!r}"))
-    expected_deadline = parse_timestamp(state.request_created_at) + policy.REQUEST_TIMEOUT if state.request_created_at else None
+        found.append(
+            Violation("pr-url-not-canonical", pointer(*BOOT, "pr_url"), f"observed {boot.pr_url!r}, expected {url!r}")
+        )
+    expected_deadline = (
+        parse_timestamp(state.request_created_at) + policy.REQUEST_TIMEOUT if state.request_created_at else None
+    )
     if expected_deadline is None or parse_timestamp(boot.request_deadline) != expected_deadline:
-        found.append(Violation("request-deadline-not-policy", pointer(*BOOT, "request_deadline"), f"the deadline must be exactly {policy.REQUEST_TIMEOUT} after state.request_created_at"))
+        found.append(
+            Violation(
+                "request-deadline-not-policy",
+                pointer(*BOOT, "request_deadline"),
+                f"the deadline must be exactly {policy.REQUEST_TIMEOUT} after state.request_created_at",
+            )
+        )
     created, deadline = state.request_created_at, state.request_deadline
-    not_pending = created is not None and deadline is not None and not (
-        parse_timestamp(created) < parse_timestamp(state.observed_at) <= parse_timestamp(deadline)
+    not_pending = (
+        created is not None
+        and deadline is not None
+        and not (parse_timestamp(created) < parse_timestamp(state.observed_at) <= parse_timestamp(deadline))
     )
     if not_pending:
-        found.append(Violation("bootstrap-request-not-pending", pointer(*STATE, "observed_at"), "the bootstrap state must be observed after the round-0 request and by its deadline"))
+        found.append(
+            Violation(
+                "bootstrap-request-not-pending",
+                pointer(*STATE, "observed_at"),
+                "the bootstrap state must be observed after the round-0 request and by its deadline",
+            )
+        )
     bindings: list[tuple[str, object]] = [
         ("run_id", manifest.run_id),
         ("mode", manifest.mode),
@@ -115,7 +186,13 @@ def binding_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manif
         bindings.append(("pr_number", snapshot.existing_pr_number))
     for field, expected in bindings:
         if getattr(state, field) != expected:
-            found.append(Violation("bootstrap-identity-mismatch", pointer(*STATE, field), f"observed {getattr(state, field)!r}, the approved plan has {expected!r}"))
+            found.append(
+                Violation(
+                    "bootstrap-identity-mismatch",
+                    pointer(*STATE, field),
+                    f"observed {getattr(state, field)!r}, the approved plan has {expected!r}",
+                )
+            )
     required: tuple[tuple[str, object], ...] = (
         ("pr_state", "open"),
         ("pr_same_repository", True),
@@ -133,7 +210,13 @@ def binding_violations(boot: BootstrapSnapshot, snapshot: InitialSnapshot, manif
     )
     for field, expected in required:
         if getattr(state, field) != expected:
-            found.append(Violation("bootstrap-state-not-fresh", pointer(*STATE, field), f"a bootstrap state requires {expected!r}, observed {getattr(state, field)!r:.80}"))
+            found.append(
+                Violation(
+                    "bootstrap-state-not-fresh",
+                    pointer(*STATE, field),
+                    f"a bootstrap state requires {expected!r}, observed {getattr(state, field)!r:.80}",
+                )
+            )
     return found
 
 
@@ -152,14 +235,32 @@ def check_prompt(document: dict[str, Any]) -> tuple[PromptResult | None, list[Vi
     found += binding_violations(boot, snapshot, manifest, initial.initial_plan_hash)
     boot_sha256 = digest(raw_boot)
     if model.bootstrap_snapshot_sha256 != boot_sha256:
-        found.append(Violation("bootstrap-snapshot-sha256-mismatch", "/bootstrap_snapshot_sha256", f"observed {model.bootstrap_snapshot_sha256}, the snapshot digests to {boot_sha256}"))
+        found.append(
+            Violation(
+                "bootstrap-snapshot-sha256-mismatch",
+                "/bootstrap_snapshot_sha256",
+                f"observed {model.bootstrap_snapshot_sha256}, the snapshot digests to {boot_sha256}",
+            )
+        )
     state = boot.state
     key = markers.automation_key(state.host, state.repository, state.pr_number, state.run_id)
     rendered = render_prompt(key, raw_boot)
     if model.rendered_prompt != rendered:
-        found.append(Violation("rendered-prompt-mismatch", "/rendered_prompt", "the prompt is not the evaluator's rendering of the v1 template"))
+        found.append(
+            Violation(
+                "rendered-prompt-mismatch",
+                "/rendered_prompt",
+                "the prompt is not the evaluator's rendering of the v1 template",
+            )
+        )
     if model.rendered_prompt_sha256 != text_digest(model.rendered_prompt):
-        found.append(Violation("rendered-prompt-sha256-mismatch", "/rendered_prompt_sha256", "digest does not match the prompt's UTF-8 bytes"))
+        found.append(
+            Violation(
+                "rendered-prompt-sha256-mismatch",
+                "/rendered_prompt_sha256",
+                "digest does not match the prompt's UTF-8 bytes",
+            )
+        )
     if found:
         return None, found
     return PromptResult(key, rendered, text_digest(rendered), boot_sha256), []

@@ -54,33 +54,74 @@ def _record_violations(record: dict[str, Any], plan: PlanBoundary) -> list[Viola
     boundary = plan.boundary
     where = pointer(*plan.base, "risk_acceptance_sha256")
     if boundary.isolation != policy.EXPLICIT_RISK:
-        return [Violation("risk-acceptance-unexpected", where, "a risk acceptance record was supplied but the boundary is the isolated form")]
+        return [
+            Violation(
+                "risk-acceptance-unexpected",
+                where,
+                "a risk acceptance record was supplied but the boundary is the isolated form",
+            )
+        ]
     model, shape = validate(RiskAcceptance, record)
     if model is None:
-        return [Violation("risk-acceptance-invalid", where, f"record {v.code} at {v.path or '/'}: {v.message}") for v in shape]
+        return [
+            Violation("risk-acceptance-invalid", where, f"record {v.code} at {v.path or '/'}: {v.message}")
+            for v in shape
+        ]
     found = []
     if digest(record) != boundary.risk_acceptance_sha256:
-        found.append(Violation("risk-acceptance-digest-mismatch", where, f"the record digests to {digest(record)}, the boundary binds {boundary.risk_acceptance_sha256}"))
+        found.append(
+            Violation(
+                "risk-acceptance-digest-mismatch",
+                where,
+                f"the record digests to {digest(record)}, the boundary binds {boundary.risk_acceptance_sha256}",
+            )
+        )
     accepted = {key: value for key, value in plan.document.items() if key != "risk_acceptance_sha256"}
     if record["execution_boundary"] != accepted:
-        found.append(Violation("risk-acceptance-boundary-mismatch", where, "the record accepts a different execution boundary than the plan's"))
+        found.append(
+            Violation(
+                "risk-acceptance-boundary-mismatch",
+                where,
+                "the record accepts a different execution boundary than the plan's",
+            )
+        )
     if list(model.commands) != list(plan.commands):
-        found.append(Violation("risk-acceptance-commands-mismatch", where, "the record accepts different commands than the plan's"))
+        found.append(
+            Violation(
+                "risk-acceptance-commands-mismatch", where, "the record accepts different commands than the plan's"
+            )
+        )
     if model.run_id != plan.run_id:
-        found.append(Violation("risk-acceptance-run-mismatch", where, f"record run {model.run_id}, plan run {plan.run_id}"))
+        found.append(
+            Violation("risk-acceptance-run-mismatch", where, f"record run {model.run_id}, plan run {plan.run_id}")
+        )
     if model.accepted_by_user_id != plan.user_id:
         message = f"accepted by user {model.accepted_by_user_id}, the plan's user is {plan.user_id}"
         found.append(Violation("risk-acceptance-user-mismatch", where, message))
     guarantees = model.unavailable_guarantees
     if guarantees != sorted(set(guarantees)) or not set(guarantees) <= set(policy.RISK_GUARANTEES):
-        found.append(Violation("risk-guarantees-invalid", where, f"unavailable_guarantees must be sorted, unique and drawn from {sorted(policy.RISK_GUARANTEES)}"))
+        found.append(
+            Violation(
+                "risk-guarantees-invalid",
+                where,
+                f"unavailable_guarantees must be sorted, unique and drawn from {sorted(policy.RISK_GUARANTEES)}",
+            )
+        )
     missing = sorted(required_guarantees(boundary) - set(guarantees))
     if missing:
-        found.append(Violation("risk-guarantees-incomplete", where, f"the boundary lacks guarantees the record does not name: {missing}"))
+        found.append(
+            Violation(
+                "risk-guarantees-incomplete",
+                where,
+                f"the boundary lacks guarantees the record does not name: {missing}",
+            )
+        )
     return found
 
 
-def risk_verdict(record: dict[str, Any] | None, mode: str, plan: PlanBoundary | None, no_plan_at: str = "") -> RiskVerdict:
+def risk_verdict(
+    record: dict[str, Any] | None, mode: str, plan: PlanBoundary | None, no_plan_at: str = ""
+) -> RiskVerdict:
     """The risk acceptance verdict for one plan (``None``: the document carries no plan a record could accept)."""
     if plan is None:
         if record is None:
