@@ -93,3 +93,16 @@ def test_the_core_imports_nothing_else_of_the_project():
                 assert node.module.split(".")[0] not in ("observe", "simulator", "tools", "scripts", "tests"), path
             if isinstance(node, ast.Import):
                 assert all(alias.name.split(".")[0] not in ("observe", "simulator", "tools", "scripts", "tests") for alias in node.names), path
+
+
+def test_each_core_layer_imports_only_what_its_package_docstring_allows():
+    graph = import_graph()
+    upper = ("evaluator.facts", "evaluator.machine", "evaluator.actions", "evaluator.decision", "evaluator.checks", "evaluator.cli")
+    allowed_for_models = ("evaluator.models", "evaluator.policy", "evaluator.formats", "evaluator.errors")
+    for module, targets in graph.items():
+        if module.startswith("evaluator.models"):
+            assert all(t.startswith(allowed_for_models) for t in targets), (module, targets)
+        if module.startswith("evaluator.rules"):
+            assert not any(t.startswith(upper) for t in targets), (module, targets)
+    for foundation in ("evaluator.policy", "evaluator.formats", "evaluator.errors"):
+        assert graph[foundation] <= {"evaluator.policy", "evaluator.errors"}, foundation

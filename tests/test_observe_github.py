@@ -18,7 +18,8 @@ from urllib.parse import quote
 import pytest
 
 from evaluator.canonical import digest, text_digest
-from evaluator.policy import MAX_GITHUB_RESPONSE_BYTES, claim_marker
+from evaluator.markers import claim_marker, classify_issue_comment, reply_round
+from evaluator.policy import MAX_GITHUB_RESPONSE_BYTES
 from evaluator.redact import contains_secret
 from observe.github.codex_signals import parse_summary_rows
 from observe.github.pull_request import observe_pull_request
@@ -27,7 +28,6 @@ from observe.errors import GITHUB_CODES
 from observe.github.errors import GitHubObservationError
 from observe.github.pulls import existing_pull_request
 from observe.github.token import resolve_token
-from evaluator.markers import classify_issue_comment, reply_round
 
 from simulator.hostile import DrippingServer
 from simulator.fakegithub import (
