@@ -18,14 +18,16 @@ import importlib
 import json
 import sys
 import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import AfterValidator
 from pydantic.json_schema import GenerateJsonSchema
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.dont_write_bytecode = True  # the skill's code directories hold no bytecode cache (references/automation-registry.md)
+# The skill's code directories hold no bytecode cache (references/automation-registry.md).
+sys.dont_write_bytecode = True
 sys.path.insert(0, str(ROOT))
 
 from evaluator import formats  # noqa: E402
@@ -38,17 +40,38 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 # One line per published schema: file stem -> ("module:Class", what the document is).
 SCHEMAS: dict[str, tuple[str, str]] = {
-    "initial-document": ("evaluator.models.initial:InitialDocument", "The initial document checked by `evaluate_state.py --initial`: initial_snapshot, initial_manifest and initial_plan_hash (references/manifest-schema.md)."),
-    "risk-acceptance": ("evaluator.models.risk:RiskAcceptance", "The canonical risk acceptance record whose digest execution_boundary.risk_acceptance_sha256 binds, checked by `--risk-acceptance PATH` (references/manifest-schema.md)."),
-    "recurring-state": ("evaluator.models.recurring:RecurringState", "The recurring wakeup state checked by `evaluate_state.py --state` (references/recurring-state.md)."),
-    "remediation-manifest": ("evaluator.models.recurring:RemediationManifest", "A remediation plan, carried in the state's remediation_manifest (references/recurring-state.md)."),
-    "finalization-manifest": ("evaluator.models.recurring:FinalizationManifest", "A finalization plan, carried in the state's finalization_manifest (references/recurring-state.md)."),
-    "prompt-document": ("evaluator.models.prompt:PromptDocument", "The bootstrap prompt document checked by `evaluate_state.py --prompt` (references/bootstrap.md)."),
+    "initial-document": (
+        "evaluator.models.initial:InitialDocument",
+        "The initial document checked by `evaluate_state.py --initial`: initial_snapshot, initial_manifest"
+        " and initial_plan_hash (references/manifest-schema.md).",
+    ),
+    "risk-acceptance": (
+        "evaluator.models.risk:RiskAcceptance",
+        "The canonical risk acceptance record whose digest execution_boundary.risk_acceptance_sha256 binds,"
+        " checked by `--risk-acceptance PATH` (references/manifest-schema.md).",
+    ),
+    "recurring-state": (
+        "evaluator.models.recurring:RecurringState",
+        "The recurring wakeup state checked by `evaluate_state.py --state` (references/recurring-state.md).",
+    ),
+    "remediation-manifest": (
+        "evaluator.models.recurring:RemediationManifest",
+        "A remediation plan, carried in the state's remediation_manifest (references/recurring-state.md).",
+    ),
+    "finalization-manifest": (
+        "evaluator.models.recurring:FinalizationManifest",
+        "A finalization plan, carried in the state's finalization_manifest (references/recurring-state.md).",
+    ),
+    "prompt-document": (
+        "evaluator.models.prompt:PromptDocument",
+        "The bootstrap prompt document checked by `evaluate_state.py --prompt` (references/bootstrap.md).",
+    ),
 }
 
 TWO_TIERS = (
     " Tier one: this schema checks shape only (exact keys, JSON types, enums, hex, id and timestamp formats)."
-    " Tier two, the evaluator's code, is authoritative and also enforces strict JSON parsing (references/canonical-json.md),"
+    " Tier two, the evaluator's code, is authoritative and also enforces strict JSON parsing"
+    " (references/canonical-json.md),"
     " branch-name and path rules, calendar validity of timestamps, every cross-field rule and every digest"
     " (references/errors.md). A document this schema accepts may still be rejected; the reverse never happens."
 )
@@ -77,8 +100,13 @@ FORMATS: dict[Any, dict[str, Any]] = {
             " that the date and time exist (no 2026-02-30, no 24:00) is tier two: enforced by the evaluator's code."
         ),
     },
-    common.BranchName: _tier_two("A branch name git check-ref-format --branch accepts, ASCII, at most 255 characters, no leading '-'."),
-    common.RepoPath: _tier_two("A canonical repository-relative POSIX path in NFC: no empty, '.' or '..' component, no leading or trailing '/', no backslash or control character, nothing git's protectNTFS/protectHFS treat as .git."),
+    common.BranchName: _tier_two(
+        "A branch name git check-ref-format --branch accepts, ASCII, at most 255 characters, no leading '-'."
+    ),
+    common.RepoPath: _tier_two(
+        "A canonical repository-relative POSIX path in NFC: no empty, '.' or '..' component, no leading or"
+        " trailing '/', no backslash or control character, nothing git's protectNTFS/protectHFS treat as .git."
+    ),
 }
 
 
@@ -97,11 +125,16 @@ class _Generator(GenerateJsonSchema):
             return inner  # a model-level (cross-field) validator: tier two by definition
         function = schema["function"]["function"]
         if function not in _BY_FUNCTION:
-            raise SystemExit(f"build_schemas: validator {function.__module__}.{function.__qualname__} has no row in FORMATS; add one")
+            raise SystemExit(
+                f"build_schemas: validator {function.__module__}.{function.__qualname__} has no row in FORMATS; add one"
+            )
         return {**inner, **_BY_FUNCTION[function]}
 
     def _unsupported(self, schema: Any) -> dict[str, Any]:
-        raise SystemExit(f"build_schemas: a {schema['type']} validator cannot be expressed in JSON Schema here; use AfterValidator and add a FORMATS row")
+        raise SystemExit(
+            f"build_schemas: a {schema['type']} validator cannot be expressed in JSON Schema here;"
+            " use AfterValidator and add a FORMATS row"
+        )
 
     function_before_schema = function_plain_schema = function_wrap_schema = _unsupported
 
@@ -136,7 +169,13 @@ def build(name: str) -> dict[str, Any]:
     generated = _load(import_path).model_json_schema(schema_generator=_Generator)
     _tidy(generated, name)
     generated.pop("description", None)
-    return {"$schema": DIALECT, "$id": f"{ID_BASE}{name}.schema.json", "title": generated.pop("title"), "description": summary + TWO_TIERS, **generated}
+    return {
+        "$schema": DIALECT,
+        "$id": f"{ID_BASE}{name}.schema.json",
+        "title": generated.pop("title"),
+        "description": summary + TWO_TIERS,
+        **generated,
+    }
 
 
 def render(schema: dict[str, Any]) -> str:

@@ -123,7 +123,13 @@ def initial_snapshot(
     }
 
 
-def initial_manifest(snapshot: dict[str, Any], *, mode: str = "approval-gated", title: str = "Fix greeting", body: str = "Fixes the greeting.") -> dict[str, Any]:
+def initial_manifest(
+    snapshot: dict[str, Any],
+    *,
+    mode: str = "approval-gated",
+    title: str = "Fix greeting",
+    body: str = "Fixes the greeting.",
+) -> dict[str, Any]:
     from evaluator.models.initial import InitialSnapshot
     from evaluator.rules.initial import expected_operations
 
@@ -162,10 +168,18 @@ def risk_acceptance_record(snapshot: dict[str, Any]) -> dict[str, Any]:
         "accepted_at": "2026-11-29T09:15:00+01:00",
         "accepted_by_user_id": snapshot["authenticated_user_id"],
         "commands": copy.deepcopy(snapshot["commands"]),
-        "execution_boundary": {key: copy.deepcopy(value) for key, value in boundary.items() if key != "risk_acceptance_sha256"},
+        "execution_boundary": {
+            key: copy.deepcopy(value) for key, value in boundary.items() if key != "risk_acceptance_sha256"
+        },
         "kind": policy.EXPLICIT_RISK,
         "run_id": RUN_ID,
-        "unavailable_guarantees": ["checkout-only-filesystem", "hooks-disabled", "minimal-environment", "network-isolation", "no-active-clean-filters"],
+        "unavailable_guarantees": [
+            "checkout-only-filesystem",
+            "hooks-disabled",
+            "minimal-environment",
+            "network-isolation",
+            "no-active-clean-filters",
+        ],
         "version": 1,
     }
 
@@ -212,12 +226,22 @@ def thread(label: str, body: str | None = None) -> dict[str, Any]:
         "body_sha256": text_digest(body or f"P1 finding {label}"),
         "content_version_at": "2026-11-29T10:04:00Z",
         "id": f"PRRT_kwDO{label}",
-        "position_sha256": digest({"diff_side": "RIGHT", "line": 10, "original_line": 10, "path": f"src/{label}.py", "start_line": None}),
+        "position_sha256": digest(
+            {"diff_side": "RIGHT", "line": 10, "original_line": 10, "path": f"src/{label}.py", "start_line": None}
+        ),
         "root_comment_id": f"PRRC_kwDO{label}",
     }
 
 
-def response(source: str, identifier: int, *, clean: bool, created_at: str = "2026-11-29T10:05:00Z", commit: str | None = None, trigger: int | None = REQUEST_ID) -> dict[str, Any]:
+def response(
+    source: str,
+    identifier: int,
+    *,
+    clean: bool,
+    created_at: str = "2026-11-29T10:05:00Z",
+    commit: str | None = None,
+    trigger: int | None = REQUEST_ID,
+) -> dict[str, Any]:
     return {
         "body_sha256": text_digest(f"{source} {identifier}"),
         "bot_id": BOT_ID,
@@ -301,14 +325,32 @@ def recurring_state(mode: str = "autonomous", **overrides: Any) -> dict[str, Any
 
 def with_findings(state: dict[str, Any]) -> dict[str, Any]:
     state = copy.deepcopy(state)
-    state["responses"] = [response("review", 2100000001, clean=False, commit=state["request_head_sha"], trigger=state["request_comment_id"], created_at=_after(state))]
+    state["responses"] = [
+        response(
+            "review",
+            2100000001,
+            clean=False,
+            commit=state["request_head_sha"],
+            trigger=state["request_comment_id"],
+            created_at=_after(state),
+        )
+    ]
     state["actionable_codex_threads"] = [thread("aaa1"), thread("bbb2")]
     return state
 
 
 def with_clean(state: dict[str, Any]) -> dict[str, Any]:
     state = copy.deepcopy(state)
-    state["responses"] = [response("issue-comment", 2000000003, clean=True, commit=state["request_head_sha"], trigger=state["request_comment_id"], created_at=_after(state))]
+    state["responses"] = [
+        response(
+            "issue-comment",
+            2000000003,
+            clean=True,
+            commit=state["request_head_sha"],
+            trigger=state["request_comment_id"],
+            created_at=_after(state),
+        )
+    ]
     return state
 
 
@@ -331,7 +373,9 @@ def remediation_manifest(state: dict[str, Any], *, commands: bool = True) -> dic
         "execution": execution_boundary(),
         "head_branch": state["head_branch"],
         "kind": "remediation",
-        "operations": ["edit-files"] + (["run-validation"] if commands else []) + ["commit", "push", "reply-to-codex-threads", "request-codex-review", "update-automation"],
+        "operations": ["edit-files"]
+        + (["run-validation"] if commands else [])
+        + ["commit", "push", "reply-to-codex-threads", "request-codex-review", "update-automation"],
         "path_records": [path_record(p) for p in DEFAULT_PATHS],
         "paths": list(DEFAULT_PATHS),
         "policy_schema_version": 1,
@@ -348,7 +392,11 @@ def remediation_manifest(state: dict[str, Any], *, commands: bool = True) -> dic
 
 
 def finalization_manifest(state: dict[str, Any]) -> dict[str, Any]:
-    operations = (["mark-draft-ready"] if state["pr_is_draft"] else []) + (["resolve-codex-threads"] if state["eligible_codex_threads"] else []) + ["delete-owned-automation"]
+    operations = (
+        (["mark-draft-ready"] if state["pr_is_draft"] else [])
+        + (["resolve-codex-threads"] if state["eligible_codex_threads"] else [])
+        + ["delete-owned-automation"]
+    )
     return {
         "base_branch": state["base_branch"],
         "base_sha": state["base_sha"],
@@ -381,7 +429,15 @@ def with_plan(state: dict[str, Any], manifest: dict[str, Any]) -> dict[str, Any]
     return state
 
 
-def claim(state: dict[str, Any], kind: str, plan_hash: str, *, comment_id: int = 2200000001, wakeup_id: str = WAKEUP_ID, created_at: str | None = None) -> dict[str, Any]:
+def claim(
+    state: dict[str, Any],
+    kind: str,
+    plan_hash: str,
+    *,
+    comment_id: int = 2200000001,
+    wakeup_id: str = WAKEUP_ID,
+    created_at: str | None = None,
+) -> dict[str, Any]:
     return {
         "comment_id": comment_id,
         "created_at": created_at or state["observed_at"],
@@ -393,6 +449,7 @@ def claim(state: dict[str, Any], kind: str, plan_hash: str, *, comment_id: int =
 
 
 # --- bootstrap prompt documents --------------------------------------------------
+
 
 def bootstrap_state_for(initial: dict[str, Any], final_head: str) -> dict[str, Any]:
     snapshot, manifest = initial["initial_snapshot"], initial["initial_manifest"]
@@ -407,7 +464,13 @@ def bootstrap_state_for(initial: dict[str, Any], final_head: str) -> dict[str, A
         request_key=f"{REQUEST_ID}:{final_head}",
         expected_prompt_sha256=None,
         wakeup_id=None,
-        automations=[automation_record(status="PAUSED", prompt_sha256=hexdigest("inert-stub"), name=markers.automation_key(policy.HOST, snapshot["repository"], pr_number, RUN_ID))],
+        automations=[
+            automation_record(
+                status="PAUSED",
+                prompt_sha256=hexdigest("inert-stub"),
+                name=markers.automation_key(policy.HOST, snapshot["repository"], pr_number, RUN_ID),
+            )
+        ],
     )
 
 
