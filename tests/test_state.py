@@ -201,3 +201,14 @@ def test_an_unshown_risk_record_is_a_field_of_the_decision():
     assert state_check(state, None, None, None).risk_unverified
     isolated, _ = evaluate_state(state_scenarios.remediation_planned(), None, None)
     assert isolated is not None and not isolated.risk_unverified
+
+
+@pytest.mark.parametrize("impossible", [{"trigger_request_comment_id": None}, {"created_at": "2026-11-29T10:05:00Z", "content_version_at": "2026-11-29T10:04:00Z"}])
+def test_an_answer_with_an_impossible_timeline_never_makes_clean(impossible):
+    from tools.samples import with_clean
+    from tools.state_scenarios import report_state
+
+    for state in (with_clean(report_state()), with_clean(report_state(plus_one_reactions=[{"created_at": "2026-11-29T10:03:00Z", "id": "3000000001"}]))):
+        assert run_state(state, approved_hash=None, now=None)["reasons"] == ["clean"]
+        state["responses"][0].update(impossible)
+        assert run_state(state, approved_hash=None, now=None)["reasons"] == ["awaiting-response"]
