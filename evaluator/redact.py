@@ -36,8 +36,9 @@ def secret_forms(secret: str) -> set[str]:
     for prefix in _BASE64_PREFIXES:
         data = (prefix + secret).encode("utf-8")
         for encode in (base64.b64encode, base64.urlsafe_b64encode):
-            # Without padding: the same text ends a longer base64 string or stands alone.
-            forms.add(encode(data).decode("ascii").rstrip("="))
+            # Padded, and without padding: the same text may end a longer base64 string.
+            encoded = encode(data).decode("ascii")
+            forms |= {encoded, encoded.rstrip("=")}
     return forms
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from ipaddress import ip_address
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote, urlencode, urlsplit
 
 import httpx2
@@ -279,7 +279,9 @@ class GitHubClient:
         if "errors" in body:
             raise GitHubObservationError("github-graphql-errors", f"{where}: answer carries errors ({self._graphql_error_summary(body['errors'])})")
         data = body.get("data")
-        rate_limit = data.get("rateLimit") if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            raise GitHubObservationError("github-unexpected-shape", f"{where}: answer has no data object")
+        rate_limit = data.get("rateLimit")
         cost = rate_limit.get("cost") if isinstance(rate_limit, dict) else None
         if not isinstance(cost, int) or isinstance(cost, bool) or cost < 0:
             raise GitHubObservationError("github-unexpected-shape", f"{where}: answer has no data.rateLimit.cost")
@@ -383,14 +385,17 @@ class GitHubClient:
 
     def _exchange(self, method: str, url: str, headers: dict[str, str], json_body: Any, *, rest: bool) -> httpx2.Response:
         where = f"{method} {urlsplit(url).path}"
+
+        def send() -> httpx2.Response:
+            # ghapi's sync transport answers directly; its annotations are the async base's.
+            return cast(httpx2.Response, self.api.transport.request(method, url, headers=headers, json=json_body, raw=True))
+
         for attempt in range(1, self.max_attempts + 1):
             self._stats["requests"] += 1
             self._stats["rest_requests" if rest else "graphql_requests"] += 1
             cause: Exception | None = None
             try:
-                response = call_before(
-                    self._remaining(), lambda: self.api.transport.request(method, url, headers=headers, json=json_body, raw=True), where
-                )
+                response: httpx2.Response | None = call_before(self._remaining(), send, where)
             except httpx2.HTTPStatusError as error:
                 response = error.response  # ghapi raises every non-2xx; we classify it ourselves
             except httpx2.TimeoutException as error:
@@ -461,5 +466,5 @@ class GitHubClient:
     def _graphql_error_summary(errors: Any) -> str:
         if not isinstance(errors, list):
             return "errors is not a list"
-        types = sorted({e.get("type") for e in errors if isinstance(e, dict) and isinstance(e.get("type"), str) and _GRAPHQL_ERROR_TYPE.fullmatch(e["type"])})
+        types = sorted({e["type"] for e in errors if isinstance(e, dict) and isinstance(e.get("type"), str) and _GRAPHQL_ERROR_TYPE.fullmatch(e["type"])})
         return f"{len(errors)} error(s)" + (f", types {', '.join(types)}" if types else "")

@@ -39,7 +39,7 @@ def deadline_error(where: str, detail: str) -> GitHubObservationError:
 
 
 def call_before(remaining: float, call: Callable[[], T], where: str) -> T:
-    """``call()`` in a daemon worker thread; ``github-deadline-exceeded`` if it has not returned in ``remaining`` seconds.
+    """``call()`` in a daemon worker thread; ``github-deadline-exceeded`` unless it returns within ``remaining`` s.
 
     A worker still running then is abandoned: it is a daemon, its socket
     operations time out by the same deadline, and its answer is never used.
@@ -98,7 +98,9 @@ def read_body(response: httpx2.Response, limit: int, past_deadline: Callable[[],
     encoding = response.headers.get("content-encoding", "").strip().lower()
     if encoding not in ("", "identity", "gzip"):
         # Server text: its length, never its value.
-        raise GitHubObservationError("github-malformed-json", f"{where}: a content encoding we did not offer ({len(encoding)} characters)")
+        raise GitHubObservationError(
+            "github-malformed-json", f"{where}: a content encoding we did not offer ({len(encoding)} characters)"
+        )
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding == "gzip" else None
     parts: list[bytes] = []
     received = decoded = 0
@@ -115,8 +117,12 @@ def read_body(response: httpx2.Response, limit: int, past_deadline: Callable[[],
                 piece, pending = inflater.decompress(pending, limit - decoded + 1), inflater.unconsumed_tail
             decoded += len(piece)
             if decoded > limit or received > limit:
-                raise GitHubObservationError("github-response-too-large", f"{where}: the answer exceeds {limit} bytes (decoded)")
+                raise GitHubObservationError(
+                    "github-response-too-large", f"{where}: the answer exceeds {limit} bytes (decoded)"
+                )
             parts.append(piece)
     if inflater is not None and received and (not inflater.eof or inflater.unused_data):
-        raise GitHubObservationError("github-malformed-json", f"{where}: the gzip body is truncated or followed by other data")
+        raise GitHubObservationError(
+            "github-malformed-json", f"{where}: the gzip body is truncated or followed by other data"
+        )
     return b"".join(parts)
