@@ -14,13 +14,16 @@ from __future__ import annotations
 import copy
 import dataclasses
 
+import graphql
 import pytest
 
 from observe.github import gates as github_gates
 from observe.github.client import GitHubClient
 from observe.github.merge_state import MERGE_STATE_FIELDS
 from observe.github.pull_request import fetch_snapshot, normalize_snapshot, observe_pull_request
+from observe.github.threads import THREADS_QUERY
 
+from simulator.graphql_api import SCHEMA_FILE
 from simulator.fakegithub import PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, USERS, at, fixture, sha_for
 
 OWNER_USER, REVIEWER, STRANGER = USERS["loop_owner"], USERS["human_reviewer"], USERS["other_human"]
@@ -455,6 +458,26 @@ def test_the_recorded_first_page_answer(snapshot):
 
     # BLOCKED on a review and on the required travis status; lint is running but not required.
     assert gates == {"approvals": "pending", "branch_protection": "pending", "checks": "pending", "mergeability": "pending"}
+
+
+def test_the_recorded_first_page_answer_is_what_the_schema_allows():
+    """Executing the query over the fixture under GitHub's schema returns the fixture unchanged."""
+    schema = graphql.build_schema(SCHEMA_FILE.read_text(encoding="utf-8"))
+    for abstract in ("Node", "Actor", "StatusCheckRollupContext"):
+        schema.get_type(abstract).resolve_type = lambda value, *_: value["__typename"]
+    answer = fixture("graphql/threads-first-page.json")["data"]
+    data = copy.deepcopy(answer)
+    for thread in data["repository"]["pullRequest"]["reviewThreads"]["nodes"]:
+        for comment in thread["comments"]["nodes"]:
+            comment["author"]["__typename"] = "Bot"  # GitHub resolves the actor; the query does not select its type
+    variables = {"owner": "Octo-Org", "name": "widgets", "number": PR_NUMBER, "cursor": None, "mergeState": True}
+
+    result = graphql.execute(schema, graphql.parse(THREADS_QUERY), root_value=data, variable_values=variables)
+
+    assert result.errors is None and result.data == answer
+    broken = copy.deepcopy(data)
+    broken["repository"]["pullRequest"]["mergeStateStatus"] = "MERGEABLE"  # not a MergeStateStatus value
+    assert graphql.execute(schema, graphql.parse(THREADS_QUERY), root_value=broken, variable_values=variables).errors
 
 
 def test_a_context_of_an_undocumented_type_is_unknown(snapshot):
