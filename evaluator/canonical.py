@@ -166,12 +166,17 @@ def parse_document(raw: bytes) -> dict[str, Any]:
     except RecursionError:
         raise Rejected([Violation("json-too-deep", "", f"nesting deeper than {policy.MAX_DEPTH} levels")]) from None
     except json.JSONDecodeError as error:
-        raise Rejected(
-            [Violation("json-syntax", "", f"{error.msg} at line {error.lineno} column {error.colno}")]
-        ) from None
+        raise Rejected([Violation("json-syntax", "", _syntax_message(error))]) from None
     if not isinstance(value, dict):
         raise Rejected(
             [Violation("json-not-object", "", f"top-level value is a {type(value).__name__}, not an object")]
         )
     _check_tree(value)
     return value
+
+
+def _syntax_message(error: json.JSONDecodeError) -> str:
+    """Where the syntax error is, in words: "Unterminated string starting at line 1 column 9"."""
+    # Some of json's messages already end in "at" ("... starting at"): never "at at".
+    joiner = " " if error.msg.endswith(" at") else " at "
+    return f"{error.msg}{joiner}line {error.lineno} column {error.colno}"

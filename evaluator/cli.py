@@ -28,6 +28,18 @@ class UsageError(Exception):
     pass
 
 
+class HelpRequested(Exception):
+    """``-h``/``--help``: the help goes to standard output and the exit status is 0."""
+
+
+class _Help(argparse.Action):
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=kwargs.get("help"))
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        raise HelpRequested(parser.format_help())
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse would print and exit itself
         raise UsageError(message)
@@ -54,8 +66,12 @@ def _parser(strict: bool = True) -> _Parser:
         prog="evaluate_state.py",
         add_help=False,
         allow_abbrev=False,
-        description="Validate a github-codex-pr-loop document.",
+        description="Validate a github-codex-pr-loop document and print exactly one result.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    if strict:
+        parser.add_argument("-h", "--help", action=_Help, help="show this help and exit 0")
     checks: Any = parser.add_mutually_exclusive_group(required=True) if strict else parser
     once: Any = _Once if strict else "store"
     checks.add_argument(
@@ -70,8 +86,37 @@ def _parser(strict: bool = True) -> _Parser:
     parser.add_argument(
         "--risk-acceptance", metavar="PATH", action=once, help="canonical risk acceptance record to verify"
     )
-    parser.add_argument("--format", choices=("json", "text"), default="json")
+    parser.add_argument(
+        "--format",
+        choices=("json", "text"),
+        default="json",
+        help="json (default): one JSON line, the contract; text: the same result laid out for people",
+    )
     return parser
+
+
+_EPILOG = """\
+PATH may be - for standard input. Exactly one of --initial, --prompt, --state.
+
+output: one JSON line {"ok": ..., "check": ..., ...}; on rejection "errors" is a
+sorted list of {"code", "path" (a JSON Pointer), "message"} (codes:
+references/errors.md).
+exit status: 0 accepted, 1 rejected, 2 usage or I/O error.
+"""
+
+
+def _unknown_arguments(argv: list[str]) -> None:
+    """Name every argument the command line does not know, before any other complaint about it.
+
+    argparse would report a missing required flag first, and a mistyped flag
+    (``--initail``) only after, so a person would never learn which word was wrong.
+    """
+    try:
+        _, unknown = _parser(strict=False).parse_known_args(argv)
+    except UsageError:
+        return  # a malformed known flag: the strict parse names it
+    if unknown:
+        raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
 
 
 def _output_format(argv: list[str]) -> str:
@@ -92,7 +137,7 @@ def _read(path: str) -> bytes:
         with open(path, "rb") as handle:
             return handle.read(MAX_DOCUMENT_BYTES + 1)
     except OSError as error:
-        raise UsageError(f"cannot read {path!r}: {error.strerror}") from None
+        raise UsageError(f"cannot read {path!r}: {error.strerror or error}") from None
 
 
 def _check_name(args: argparse.Namespace) -> str:
@@ -196,11 +241,18 @@ def main(argv: list[str] | None = None) -> int:
     check = _named_check(argv)
     output_format = _output_format(argv)
     try:
+        if "-h" in argv or "--help" in argv:  # help wins over any other complaint about the line
+            raise HelpRequested(_parser().format_help())
+        _unknown_arguments(argv)
         args = _parser().parse_args(argv)
         check = _check_name(args)
         _validate_usage(args, check)
         result = _run(args, check)
         status = EXIT_ACCEPTED if result["ok"] else EXIT_REJECTED
+    except HelpRequested as help_text:
+        sys.stdout.write(str(help_text))
+        sys.stdout.flush()
+        return EXIT_ACCEPTED
     except UsageError as error:
         result, status = _failure(check, [Violation("usage-error", "", str(error))]), EXIT_USAGE
     except Rejected as error:

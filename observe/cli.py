@@ -39,55 +39,104 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
+    # True while the first pass runs: every nested (subcommand) parser relaxes too.
+    _first_pass = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """Name an unknown flag before any other complaint about the line.
+
+        argparse reports a missing required flag first, so a mistyped flag
+        (``--chekout``) would never be named; a first pass with nothing
+        required, in this parser and in its subcommand's, finds the words no
+        parser knows.
+        """
+        if _Parser._first_pass:
+            return self._relaxed(args, namespace)
+        if {"-h", "--help"} & set(sys.argv[1:] if args is None else args):
+            return super().parse_known_args(args, namespace)  # help shows what is required
+        _Parser._first_pass = True
+        try:
+            _, unknown = self._relaxed(args, None)
+        finally:
+            _Parser._first_pass = False
+        if unknown:
+            raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
+        return super().parse_known_args(args, namespace)
+
+    def _relaxed(self, args: Any, namespace: Any) -> Any:
+        required = [action for action in self._actions if action.required]
+        for action in required:
+            action.required = False
+        try:
+            return super().parse_known_args(args, namespace)
+        finally:
+            for action in required:
+                action.required = True
+
+
+_EPILOG = """\
+Run "collect_state.py COMMAND --help" for one command's flags.
+
+output: the document as one JSON line on standard output, nothing else; on
+failure standard output stays empty and standard error carries one JSON line
+{"ok": false, "errors": [{"code", "path", "message"}]} (codes: references/errors.md).
+exit status: 0 collected, 1 refused, 2 usage error. Manual: references/collector.md.
+"""
+
 
 def _parser() -> _Parser:
-    parser = _Parser(prog="collect_state.py", description="Collect a github-codex-pr-loop document.")
-    parser.add_argument("--api-url", default="https://api.github.com", help="GitHub REST base URL")
-    parser.add_argument("--gh", help="absolute path of the GitHub CLI used as git's credential helper")
+    parser = _Parser(
+        prog="collect_state.py",
+        description="Collect a github-codex-pr-loop document from the checkout, GitHub and the automation registry.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--api-url", default="https://api.github.com", metavar="URL", help="GitHub REST base URL")
+    parser.add_argument("--gh", metavar="PATH", help="absolute path of the GitHub CLI used as git's credential helper")
     parser.add_argument("--stats", action="store_true", help="print request and rate-limit counts to standard error")
-    parser.add_argument("--observed-at", help="override the observation instant (ISO-8601 with offset)")
-    commands = parser.add_subparsers(dest="subcommand", required=True, parser_class=_Parser)
+    parser.add_argument("--observed-at", metavar="TS", help="override the observation instant (ISO-8601 with offset)")
+    commands = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND", parser_class=_Parser)
 
-    initial = commands.add_parser("initial")
-    initial.add_argument("--checkout", required=True)
-    initial.add_argument("--repository", required=True)
-    initial.add_argument("--base", required=True)
-    initial.add_argument("--head", required=True)
-    initial.add_argument("--path", action="append", default=[])
+    initial = commands.add_parser("initial", help="the initial snapshot of a local change, before any write")
+    initial.add_argument("--checkout", required=True, metavar="DIR", help="the git checkout holding the change")
+    initial.add_argument("--repository", required=True, metavar="O/R", help="the GitHub repository, owner/name")
+    initial.add_argument("--base", required=True, help="the base branch of the pull request")
+    initial.add_argument("--head", required=True, help="the head branch of the pull request")
+    initial.add_argument("--path", action="append", default=[], help="one changed path (repeat for each)")
     initial.add_argument(
         "--command", action="append", default=[], help="one command as a JSON array of strings, in execution order"
     )
     for flag in ("create-branch", "commit", "push"):
-        initial.add_argument(f"--{flag}", action="store_true")
+        initial.add_argument(f"--{flag}", action="store_true", help=f"the plan will {flag.replace('-', ' ')}")
 
-    prompt = commands.add_parser("prompt")
-    prompt.add_argument("--initial", required=True)
-    prompt.add_argument("--pr", type=int, required=True)
-    prompt.add_argument("--automation-id", required=True)
-    prompt.add_argument("--checkout", required=True)
-    prompt.add_argument("--registry")
+    prompt = commands.add_parser("prompt", help="the bootstrap prompt document, after the PR and the stub exist")
+    prompt.add_argument("--initial", required=True, metavar="DOC", help="the initial document that was approved")
+    prompt.add_argument("--pr", type=int, required=True, metavar="N", help="the pull request number")
+    prompt.add_argument("--automation-id", required=True, metavar="ID", help="the paused automation stub")
+    prompt.add_argument("--checkout", required=True, metavar="DIR", help="the git checkout")
+    prompt.add_argument("--registry", metavar="DIR", help="the Codex automation registry (default: the user's)")
 
-    state = commands.add_parser("state")
-    state.add_argument("--checkpoint", required=True, help="the prompt document that --prompt accepted")
-    state.add_argument("--checkout", required=True)
-    state.add_argument("--wakeup-id", required=True)
-    state.add_argument("--registry")
+    state = commands.add_parser("state", help="the complete state one wakeup evaluates")
+    state.add_argument("--checkpoint", required=True, metavar="DOC", help="the prompt document that --prompt accepted")
+    state.add_argument("--checkout", required=True, metavar="DIR", help="the git checkout")
+    state.add_argument("--wakeup-id", required=True, metavar="HEX", help="32 lowercase hex digits, new for each wakeup")
+    state.add_argument("--registry", metavar="DIR", help="the Codex automation registry (default: the user's)")
 
-    report = commands.add_parser("report")
-    report.add_argument("--repository", required=True)
-    report.add_argument("--pr", type=int, required=True)
-    report.add_argument("--run-id", required=True)
+    report = commands.add_parser("report", help="a report-only state of a pull request (never plans a write)")
+    report.add_argument("--repository", required=True, metavar="O/R", help="the GitHub repository, owner/name")
+    report.add_argument("--pr", type=int, required=True, metavar="N", help="the pull request number")
+    report.add_argument("--run-id", required=True, metavar="HEX", help="32 lowercase hex digits")
 
     boundary = commands.add_parser("boundary", help="the execution boundary a remediation plan binds")
-    boundary.add_argument("--checkout", required=True)
-    boundary.add_argument("--repository", required=True)
+    boundary.add_argument("--checkout", required=True, metavar="DIR", help="the git checkout")
+    boundary.add_argument("--repository", required=True, metavar="O/R", help="the GitHub repository, owner/name")
     boundary.add_argument(
         "--risk-acceptance-sha256", help="bind an accepted risk record (explicit-risk-acceptance form)"
     )
 
-    recheck = commands.add_parser("recheck-paths")
-    recheck.add_argument("--checkout", required=True)
-    recheck.add_argument("--document", required=True)
+    recheck = commands.add_parser("recheck-paths", help="re-observe the path records a document holds")
+    recheck.add_argument("--checkout", required=True, metavar="DIR", help="the git checkout")
+    recheck.add_argument("--document", required=True, metavar="DOC", help="the document whose paths are re-observed")
     return parser
 
 
