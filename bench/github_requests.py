@@ -22,14 +22,25 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.dont_write_bytecode = True  # the skill's code directories hold no bytecode cache (references/automation-registry.md)
+sys.dont_write_bytecode = (
+    True  # the skill's code directories hold no bytecode cache (references/automation-registry.md)
+)
 sys.path.insert(0, str(ROOT))
 
-from simulator.fakegithub import (  # noqa: E402
-    BODIES, PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, USERS, FakeGitHub, at, codex_body, fixture,
-)
-from observe.github.pull_request import observe_pull_request  # noqa: E402
 from observe.github.client import GitHubClient  # noqa: E402
+from observe.github.pull_request import observe_pull_request  # noqa: E402
+from simulator.fakegithub import (  # noqa: E402
+    BODIES,
+    PR_NUMBER,
+    REPOSITORY,
+    RUN_ID,
+    TOKEN,
+    USERS,
+    FakeGitHub,
+    at,
+    codex_body,
+    fixture,
+)
 
 
 def build_pull_request(fake: FakeGitHub, threads: int, comments: int) -> None:
@@ -43,7 +54,9 @@ def build_pull_request(fake: FakeGitHub, threads: int, comments: int) -> None:
         author = USERS["codex_bot"] if index % 2 == 0 else USERS["human_reviewer"]
         fake.add_thread(author, BODIES["finding_comment_p1"], at(2001 + index), line=index + 1)
         if index % 2 == 0:
-            fake.add_review_comment(author, BODIES["finding_comment_p1"], head, at(2001 + index), review_id=review["id"], line=index + 1)
+            fake.add_review_comment(
+                author, BODIES["finding_comment_p1"], head, at(2001 + index), review_id=review["id"], line=index + 1
+            )
     fake.add_issue_comment(USERS["codex_bot"], codex_body("summary_completed", head), at(15), at(2500))
     fake.add_reaction(USERS["codex_as_reactor"], "+1", at(2600))
     for name in ("ci/test", "ci/lint", "ci/docs"):
@@ -74,11 +87,17 @@ def main(argv: list[str] | None = None) -> int:
             runs = {"cold": collect(fake, Path(cache_dir)), "warm": collect(fake, Path(cache_dir))}
     finally:
         fake.stop()
-    print(f"one observation of a PR with {arguments.threads} review threads and {arguments.comments + 2} issue comments")
-    print(f"{'cache':<6} {'requests':>8} {'REST':>5} {'304s':>5} {'REST points':>11} {'GraphQL':>7} {'GraphQL points':>14} {'seconds':>8}")
+    print(
+        f"one observation of a PR with {arguments.threads} review threads and {arguments.comments + 2} issue comments"
+    )
+    print(
+        f"{'cache':<6} {'requests':>8} {'REST':>5} {'304s':>5} {'REST points':>11}"
+        f" {'GraphQL':>7} {'GraphQL points':>14} {'seconds':>8}"
+    )
     for name, (stats, seconds) in runs.items():
         print(
-            f"{name:<6} {stats['requests']:>8} {stats['rest_requests']:>5} {stats['rest_not_modified']:>5} {stats['rest_points']:>11}"
+            f"{name:<6} {stats['requests']:>8} {stats['rest_requests']:>5} {stats['rest_not_modified']:>5}"
+            f" {stats['rest_points']:>11}"
             f" {stats['graphql_requests']:>7} {stats['graphql_points']:>14} {seconds:>8.2f}"
         )
     warm = runs["warm"][0]

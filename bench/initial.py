@@ -21,11 +21,13 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.dont_write_bytecode = True  # the skill's code directories hold no bytecode cache (references/automation-registry.md)
+sys.dont_write_bytecode = (
+    True  # the skill's code directories hold no bytecode cache (references/automation-registry.md)
+)
 sys.path.insert(0, str(ROOT))
 
 FIXTURE = ROOT / "fixtures" / "initial" / "valid" / "new-pr-branch-validate-commit-push.json"
@@ -55,7 +57,10 @@ LAYERS = {
     "+ from pydantic import BaseModel": "from pydantic import BaseModel",
     "+ evaluator.models.common (Strict: the first model)": "import evaluator.models.common",
     "+ evaluator.models.initial (7 more models)": "import evaluator.models.initial",
-    "+ rules, checks, cli (2 more models)": "import evaluator.models.initial, evaluator.rules.initial, evaluator.rules.risk, evaluator.checks, evaluator.cli",
+    "+ rules, checks, cli (2 more models)": (
+        "import evaluator.models.initial, evaluator.rules.initial, evaluator.rules.risk,"
+        " evaluator.checks, evaluator.cli"
+    ),
     "+ run --initial on the fixture": f"from evaluator.cli import main\nmain(['--initial', {str(FIXTURE)!r}])",
     "reference: pydantic + one trivial model": "from pydantic import BaseModel\nclass M(BaseModel):\n    x: int",
 }

@@ -17,11 +17,13 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.dont_write_bytecode = True  # the skill's code directories hold no bytecode cache (references/automation-registry.md)
+sys.dont_write_bytecode = (
+    True  # the skill's code directories hold no bytecode cache (references/automation-registry.md)
+)
 sys.path.insert(0, str(ROOT))
 
 from evaluator.canonical import canonical_bytes, parse_document  # noqa: E402
@@ -31,8 +33,19 @@ from tools import samples, state_scenarios  # noqa: E402
 
 def planned_state(paths: int, threads: int, responses: int) -> bytes:
     state = state_scenarios.findings_state()
-    state["actionable_codex_threads"] = sorted((samples.thread(f"t{n:06d}") for n in range(threads)), key=lambda t: t["id"])
-    state["responses"] = [samples.response("review-comment", 2100000000 + n, clean=False, commit=state["request_head_sha"], created_at="2026-11-29T10:05:00Z") for n in range(responses)]
+    state["actionable_codex_threads"] = sorted(
+        (samples.thread(f"t{n:06d}") for n in range(threads)), key=lambda t: t["id"]
+    )
+    state["responses"] = [
+        samples.response(
+            "review-comment",
+            2100000000 + n,
+            clean=False,
+            commit=state["request_head_sha"],
+            created_at="2026-11-29T10:05:00Z",
+        )
+        for n in range(responses)
+    ]
     manifest = samples.remediation_manifest(state)
     names = sorted(f"src/module_{n:05d}.py" for n in range(paths))
     manifest["paths"], manifest["path_records"] = names, [samples.path_record(name) for name in names]
@@ -68,7 +81,8 @@ def main() -> None:
     core_large, base_large = median_seconds(core, large, runs), median_seconds(baseline, large, runs)
     core_small = median_seconds(core, small, runs)
     print(f"{'measure':<58} {'seconds':>9} {'ratio':>7} {'target':>7}")
-    print(f"{'core, 10,000 paths / 2,000 threads / 500 responses':<58} {core_large:9.3f} {core_large / base_large:7.2f} {'<= 10':>7}")
+    label = "core, 10,000 paths / 2,000 threads / 500 responses"
+    print(f"{label:<58} {core_large:9.3f} {core_large / base_large:7.2f} {'<= 10':>7}")
     print(f"{'  baseline: json.loads + canonical dump + sha256':<58} {base_large:9.3f}")
     print(f"{'core at 1x (1,000 / 200 / 50)':<58} {core_small:9.3f}")
     print(f"{'growth 1x -> 10x':<58} {'':9} {core_large / core_small:7.2f} {'<= 12':>7}")

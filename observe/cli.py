@@ -24,11 +24,10 @@ import re
 import sys
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 from evaluator.redact import contains_secret, redact
-
 from observe import collect
 from observe.errors import ObserveError, UsageError
 
@@ -142,7 +141,7 @@ def _parser() -> _Parser:
 
 def _observed_at(text: str | None) -> datetime:
     if text is None:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
     from evaluator.formats import is_timestamp, parse_timestamp
 
     if not is_timestamp(text):
@@ -195,7 +194,11 @@ def _collect(args: argparse.Namespace, settings: collect.Settings) -> dict[str, 
     if args.subcommand == "state":
         wakeup_id = _hex32(args.wakeup_id, "--wakeup-id")
         return collect.wakeup(
-            settings, checkpoint_path=args.checkpoint, checkout=args.checkout, wakeup_id=wakeup_id, registry=args.registry
+            settings,
+            checkpoint_path=args.checkpoint,
+            checkout=args.checkout,
+            wakeup_id=wakeup_id,
+            registry=args.registry,
         )
     if args.subcommand == "report":
         run_id = _hex32(args.run_id, "--run-id")
@@ -224,7 +227,11 @@ def main(argv: list[str] | None = None, *, sleep: Callable[[float], None] = time
     try:
         args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
         settings = collect.Settings(
-            api_url=args.api_url, gh_path=args.gh, observed_at=_observed_at(args.observed_at), sleep=sleep, secrets=secrets
+            api_url=args.api_url,
+            gh_path=args.gh,
+            observed_at=_observed_at(args.observed_at),
+            sleep=sleep,
+            secrets=secrets,
         )
         document = _collect(args, settings)
     except UsageError as error:
@@ -241,7 +248,9 @@ def main(argv: list[str] | None = None, *, sleep: Callable[[float], None] = time
     line = json.dumps(document, ensure_ascii=False)
     if contains_secret(line, secrets):
         # A document that would need redacting is no longer the observation: refuse it whole.
-        _fail("collector-credential-in-output", "the document would carry the GitHub token; nothing is printed", secrets)
+        _fail(
+            "collector-credential-in-output", "the document would carry the GitHub token; nothing is printed", secrets
+        )
         return 1
     _print(sys.stdout, line, secrets)
     if args.stats:

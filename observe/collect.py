@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,6 @@ from evaluator.canonical import digest, parse_document, text_digest
 from evaluator.errors import Rejected
 from evaluator.formats import parse_timestamp
 from evaluator.render import render_prompt, render_review_body
-
 from observe.errors import CollectionError, UsageError
 from observe.evaluator_digest import DigestError, evaluator_sha256
 from observe.git.observer import GitObservationError, GitObserver, command_definition_sha256, recheck_path_records
@@ -83,7 +82,9 @@ def initial(
     push: bool,
 ) -> dict[str, Any]:
     """The ``initial_snapshot``: the checkout, its validation commands, and the open PRs."""
-    bound_commands = [{"argv": list(argv), "definition_sha256": command_definition_sha256(list(argv))} for argv in commands]
+    bound_commands = [
+        {"argv": list(argv), "definition_sha256": command_definition_sha256(list(argv))} for argv in commands
+    ]
     with ExitStack() as stack:
         git_fields = _git(settings, stack, checkout).initial_snapshot_fields(repository, base, list(paths))
         client = _github(settings, stack, repository)
@@ -167,7 +168,9 @@ def prompt(
     }
 
 
-def wakeup(settings: Settings, *, checkpoint_path: str, checkout: str, wakeup_id: str, registry: str | None) -> dict[str, Any]:
+def wakeup(
+    settings: Settings, *, checkpoint_path: str, checkout: str, wakeup_id: str, registry: str | None
+) -> dict[str, Any]:
     """The recurring state of one wakeup, against the checkpoint that ``--prompt`` accepted."""
     boot = load_document(checkpoint_path).get("bootstrap_snapshot")
     if not isinstance(boot, dict) or not isinstance(boot.get("state"), dict):
@@ -197,7 +200,9 @@ def report(settings: Settings, *, repository: str, pr_number: int, run_id: str) 
     return report_state(github, run_id=run_id, observed_at=settings.observed_at)
 
 
-def boundary(settings: Settings, *, checkout: str, repository: str, risk_acceptance_sha256: str | None) -> dict[str, Any]:
+def boundary(
+    settings: Settings, *, checkout: str, repository: str, risk_acceptance_sha256: str | None
+) -> dict[str, Any]:
     """Observed once, placed twice: as the state's execution_boundary and the plan's execution."""
     with ExitStack() as stack:
         git = _git(settings, stack, checkout)
@@ -298,7 +303,7 @@ def _find_path_records(document: dict[str, Any]) -> list[dict[str, Any]] | None:
 
 def utc_text(instant: datetime) -> str:
     """An instant as ISO-8601 UTC with ``Z`` (the form GitHub uses)."""
-    return instant.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return instant.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def request_checkpoint(requests: Sequence[RequestMarker], anomalies: Sequence[str]) -> dict[str, Any]:
@@ -342,8 +347,12 @@ def thread_classes(threads: Sequence[ThreadObservation]) -> dict[str, Any]:
     """Unresolved Codex threads split into not-yet-addressed and addressed; others counted."""
     open_threads = [thread for thread in threads if not thread["is_resolved"]]
     return {
-        "actionable_codex_threads": [t["thread"] for t in open_threads if t["root_is_codex"] and t["addressed_round"] is None],
-        "eligible_codex_threads": [t["thread"] for t in open_threads if t["root_is_codex"] and t["addressed_round"] is not None],
+        "actionable_codex_threads": [
+            t["thread"] for t in open_threads if t["root_is_codex"] and t["addressed_round"] is None
+        ],
+        "eligible_codex_threads": [
+            t["thread"] for t in open_threads if t["root_is_codex"] and t["addressed_round"] is not None
+        ],
         "non_codex_rooted_threads": sum(1 for t in open_threads if not t["root_is_codex"]),
     }
 
@@ -395,8 +404,29 @@ def wakeup_state(
 ) -> dict[str, Any]:
     """The recurring state of one wakeup: the checkpoint's identity, fresh observations."""
     checkpoint = bootstrap_snapshot["state"]
-    key = markers.automation_key(checkpoint["host"], checkpoint["repository"], checkpoint["pr_number"], checkpoint["run_id"])
-    identity = {name: checkpoint[name] for name in ("version", "policy_schema_version", "mode", "run_id", "host", "repository", "pr_number", "pr_url", "remote_name", "base_branch", "head_branch", "authenticated_user_id", "evaluator_sha256", "owned_automation_id", "base_sha")}
+    key = markers.automation_key(
+        checkpoint["host"], checkpoint["repository"], checkpoint["pr_number"], checkpoint["run_id"]
+    )
+    identity = {
+        name: checkpoint[name]
+        for name in (
+            "version",
+            "policy_schema_version",
+            "mode",
+            "run_id",
+            "host",
+            "repository",
+            "pr_number",
+            "pr_url",
+            "remote_name",
+            "base_branch",
+            "head_branch",
+            "authenticated_user_id",
+            "evaluator_sha256",
+            "owned_automation_id",
+            "base_sha",
+        )
+    }
     state = {
         **identity,
         "expected_prompt_sha256": text_digest(render_prompt(key, dict(bootstrap_snapshot))),

@@ -55,7 +55,7 @@ GIT_CODES: Mapping[str, str] = {
     "git-timeout": "a git command ran past its time limit",
     "git-command-failed": "a git command exited with a status it may not",
     "git-output-not-utf8": "git printed something that is not UTF-8",
-    "git-output-unexpected": "git printed something of an unexpected form (a config listing not in NUL-separated triples)",
+    "git-output-unexpected": "git printed something of an unexpected form (a config listing not in NUL triples)",
     "git-repository-invalid": "the repository is not lowercase owner/repo",
     "git-dir-not-found": "the checkout has no readable .git directory or gitfile",
     "git-config-changed": "the repository configuration changed while the observer ran",
@@ -80,10 +80,12 @@ GIT_CODES: Mapping[str, str] = {
     "git-path-duplicate": "a path given more than once",
     "git-path-unobservable": "a path whose file-system facts cannot be read",
     "git-path-hard-linked": "a planned path is a regular file with more than one hard link",
-    "git-path-not-regular-file": "a planned path is neither a regular file nor absent (a directory, FIFO, device, loop)",
+    "git-path-not-regular-file": "a planned path is neither a regular file nor absent (a directory, FIFO, loop)",
     "git-path-record-invalid": "a path record to recheck is not an object with a string path",
     "git-risk-acceptance-invalid": "a risk acceptance digest that is not 64 lowercase hex",
-    "git-isolation-unavailable": "the isolated profile's protections are not all on, a clean filter is active, or credentials are not gh's",
+    "git-isolation-unavailable": (
+        "the isolated profile's protections are not all on, a clean filter is active, or credentials are not gh's"
+    ),
     "command-executable-not-absolute": "a validation command whose executable is not an absolute path",
     "command-executable-unreadable": "a validation command whose executable cannot be read",
     "filesystem-scope-invalid": "a file-system read scope that is not a non-empty list of absolute paths",
@@ -95,7 +97,9 @@ REGISTRY_CODES: Mapping[str, str] = {
 
 DIGEST_CODES: Mapping[str, str] = {
     "evaluator-digest-failed": "the installed skill code cannot be digested faithfully",
-    "evaluator-compiled-code-present": "a __pycache__, bytecode file or extension module in evaluator/, observe/ or scripts/",
+    "evaluator-compiled-code-present": (
+        "a __pycache__, bytecode file or extension module in evaluator/, observe/ or scripts/"
+    ),
 }
 
 COLLECTION_CODES: Mapping[str, str] = {
@@ -126,9 +130,7 @@ CATALOGUE: Mapping[str, str] = {
 class ObserveError(Exception):
     """An observation that could not be made completely and exactly."""
 
-    codes: ClassVar[Mapping[str, str]] = {
-        code: meaning for code, meaning in CATALOGUE.items() if code not in CLI_CODES
-    }
+    codes: ClassVar[Mapping[str, str]] = {code: meaning for code, meaning in CATALOGUE.items() if code not in CLI_CODES}
 
     def __init__(self, code: str, message: str):
         if code not in self.codes:

@@ -82,7 +82,9 @@ def evaluator_sha256(project_root: Path) -> str:
     for directory in CODE_DIRECTORIES:
         top = base / directory
         if not top.is_dir() or top.is_symlink():
-            raise DigestError("evaluator-digest-failed", f"{directory}/ is missing or not a plain directory under {base}")
+            raise DigestError(
+                "evaluator-digest-failed", f"{directory}/ is missing or not a plain directory under {base}"
+            )
         files += _walk(base, top, refuse_compiled=True)
     for entry_point in ENTRY_POINTS:
         if entry_point not in files:
@@ -93,7 +95,7 @@ def evaluator_sha256(project_root: Path) -> str:
 def _walk(base: Path, top: Path, *, refuse_compiled: bool) -> list[str]:
     """Every file under ``top`` (relative POSIX paths), refusing directory symlinks
     and, when asked, bytecode caches, bytecode files and extension modules."""
-    found = []
+    found: list[str] = []
 
     def fail(error: OSError) -> None:
         raise DigestError("evaluator-digest-failed", f"cannot walk {error.filename}: {error.strerror}") from error

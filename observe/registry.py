@@ -26,13 +26,13 @@ import datetime
 import os
 import stat
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 from evaluator import policy
 from evaluator.canonical import text_digest
 from evaluator.markers import parse_automation_key
-
 from observe.errors import REGISTRY_CODES, ObserveError
 
 TOML_NAME = "automation.toml"
@@ -40,11 +40,20 @@ TOML_NAME = "automation.toml"
 # Fields Codex writes: the documented ones plus kind, model and reasoning_effort,
 # which desktop-created automations carry; without them every real automation
 # would be reported as having unknown fields.
-_STRING_FIELDS = ("id", "name", "prompt", "status", "rrule", "kind", "model", "reasoning_effort", "execution_environment")
+_STRING_FIELDS = (
+    "id",
+    "name",
+    "prompt",
+    "status",
+    "rrule",
+    "kind",
+    "model",
+    "reasoning_effort",
+    "execution_environment",
+)
 _KNOWN_FIELDS = frozenset(_STRING_FIELDS + ("version", "cwds", "created_at", "updated_at"))
 # Without these a record cannot be judged as a loop automation at all.
 _REQUIRED_FIELDS = ("id", "name", "prompt", "status", "rrule")
-
 
 
 class RegistryError(ObserveError):
@@ -90,7 +99,9 @@ def read_registry(root: Path) -> list[Observation]:
         with os.scandir(root) as entries:
             folders = sorted(entry.name for entry in entries if entry.is_dir())
     except OSError as error:
-        raise RegistryError("registry-unreadable", f"cannot list the automation registry at {root}: {error.strerror}") from error
+        raise RegistryError(
+            "registry-unreadable", f"cannot list the automation registry at {root}: {error.strerror}"
+        ) from error
     observations = []
     for folder in folders:
         observation = read_automation(root / folder)
@@ -132,8 +143,8 @@ def read_automation(folder: Path) -> Observation | None:
     except OSError:
         pass  # something is there but cannot be examined: _read_capped reports it
     raw, problem = _read_capped(path)
-    if problem is not None:
-        return _unparsed(folder.name, problem, raw)
+    if problem is not None or raw is None:  # no problem means bytes were read
+        return _unparsed(folder.name, problem or "automation-toml-unreadable", raw)
     try:
         document = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):  # tomllib recurses on nesting
@@ -162,8 +173,14 @@ def _open_nonblocking(path: str, flags: int) -> int:
 
 def _unparsed(directory: str, problem: str, raw: bytes | None) -> Observation:
     record = AutomationRecord(
-        id=directory, directory=directory, name=None, status=None, rrule=None,
-        prompt_sha256=None, readable=False, problem=problem,
+        id=directory,
+        directory=directory,
+        name=None,
+        status=None,
+        rrule=None,
+        prompt_sha256=None,
+        readable=False,
+        problem=problem,
     )
     return Observation(record, (), None, raw)
 
@@ -185,7 +202,7 @@ def _schedule(rrule: str | None) -> str | None:
     Only that one exact prefix is removed; anything else (case, spacing, a
     DTSTART line) is recorded as written and fails the evaluator's exact match.
     """
-    return rrule[len("RRULE:"):] if rrule is not None and rrule.startswith("RRULE:") else rrule
+    return rrule[len("RRULE:") :] if rrule is not None and rrule.startswith("RRULE:") else rrule
 
 
 def _from_document(directory: str, document: dict[str, Any], raw: bytes) -> Observation:

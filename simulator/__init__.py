@@ -1,8 +1,11 @@
-"""A simulated GitHub on 127.0.0.1, for the tests and the benchmarks.
+"""A simulated GitHub, Codex reviewer and Codex automation host on 127.0.0.1, for the tests and the benchmarks.
 
-Owns the fake REST and GraphQL API (``fakegithub``), the TLS front door for
-``github.com`` and ``api.github.com`` (``front``), git smart HTTP
-(``git_http``) and a stand-in for the gh CLI (``gh``). It serves recorded
-payload shapes from fixtures/github and imports nothing of this project:
-the code under test reaches it over the network, never through an import.
+Owns the world model (``world``, ``clock``, ``gitrepo``), the REST and GraphQL
+API served over it (``rest``, ``graphql_api``, ``app``; ``contract/`` holds
+the published contract they are checked against), the scripted Codex
+reviewer (``codex``) and automation host (``automations``), the observer
+tests' one-PR scenario (``fakegithub``), and the HTTPS front door, git smart
+HTTP and gh stand-in (``front``, ``git_http``, ``gh``). simulator/README.md is
+its manual. It imports nothing of this project: the code under test reaches
+it over the network, never through an import (tests/test_import_direction.py).
 """

@@ -104,13 +104,21 @@ class GitHubApp:
             body = fault.body
             if fault.echo_authorization:  # a hostile server: clients must not repeat what it says
                 body = json.dumps({"message": f"echo {authorization}"}).encode()
-            headers = {**self._rate_headers(token, "graphql" if request.path == "/graphql" else "core"), **fault.headers}
+            headers = {
+                **self._rate_headers(token, "graphql" if request.path == "/graphql" else "core"),
+                **fault.headers,
+            }
             return Response(body, status=fault.status, headers=headers, content_type="application/json")
         if fault is not None and fault.kind == "graphql-errors":
-            payload = {"data": None, "errors": [{"type": "INTERNAL", "message": "Something went wrong while executing your query."}]}
+            payload = {
+                "data": None,
+                "errors": [{"type": "INTERNAL", "message": "Something went wrong while executing your query."}],
+            }
             return Response(json.dumps(payload), status=200, content_type="application/json")
         if fault is not None and fault.kind == "gzip-bomb":
-            return Response(fault.body, status=200, headers={"Content-Encoding": "gzip"}, content_type="application/json")
+            return Response(
+                fault.body, status=200, headers={"Content-Encoding": "gzip"}, content_type="application/json"
+            )
         response = self._answer(request, token, user)
         if fault is None:
             return response
@@ -125,7 +133,9 @@ class GitHubApp:
             payload = json.loads(response.get_data())
             fault.edit(payload, authorization)
             headers = {key: value.replace("{authorization}", authorization) for key, value in fault.headers.items()}
-            response = Response(json.dumps(payload), status=response.status_code, headers={**dict(response.headers), **headers})
+            response = Response(
+                json.dumps(payload), status=response.status_code, headers={**dict(response.headers), **headers}
+            )
             response.headers.pop("Content-Length", None)
         elif fault.kind == "drip":
             response = self._drip(response, fault.seconds, world.released)
@@ -195,8 +205,12 @@ class GitHubApp:
             if request.headers.get("If-None-Match") == etag:
                 return Response(status=304, headers={**self._rate_headers(token, "core"), **headers, "ETag": etag})
             window.used += 1
-            return Response(data, status=200, headers={**self._rate_headers(token, "core"), **headers, "ETag": etag},
-                            content_type="application/json; charset=utf-8")
+            return Response(
+                data,
+                status=200,
+                headers={**self._rate_headers(token, "core"), **headers, "ETag": etag},
+                content_type="application/json; charset=utf-8",
+            )
         window.used += 1
         if payload is None:
             return Response(status=status, headers=self._rate_headers(token, "core"))
@@ -241,16 +255,27 @@ class GitHubApp:
         if token is None or token not in self.world.tokens:
             return {}
         window = self.world.rate_window(token, resource)
-        return {"X-RateLimit-Limit": str(window.limit), "X-RateLimit-Remaining": str(max(0, window.limit - window.used)),
-                "X-RateLimit-Used": str(window.used), "X-RateLimit-Reset": str(window.reset), "X-RateLimit-Resource": resource}
+        return {
+            "X-RateLimit-Limit": str(window.limit),
+            "X-RateLimit-Remaining": str(max(0, window.limit - window.used)),
+            "X-RateLimit-Used": str(window.used),
+            "X-RateLimit-Reset": str(window.reset),
+            "X-RateLimit-Resource": resource,
+        }
 
     @staticmethod
     def _json(payload: Any, status: int, headers: dict[str, str]) -> Response:
-        return Response(json.dumps(payload, ensure_ascii=False), status=status, headers=headers,
-                        content_type="application/json; charset=utf-8")
+        return Response(
+            json.dumps(payload, ensure_ascii=False),
+            status=status,
+            headers=headers,
+            content_type="application/json; charset=utf-8",
+        )
 
     def _error(self, status: int, message: str, headers: dict[str, str]) -> Response:
-        return self._json({"message": message, "documentation_url": DOCUMENTATION, "status": str(status)}, status, headers)
+        return self._json(
+            {"message": message, "documentation_url": DOCUMENTATION, "status": str(status)}, status, headers
+        )
 
 
 class Server:

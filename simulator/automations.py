@@ -41,9 +41,27 @@ from dateutil import rrule as dateutil_rrule
 
 from simulator.clock import SimClock
 
-KEY_ORDER = ("version", "id", "kind", "name", "prompt", "status", "rrule", "target_thread_id", "model", "reasoning_effort",
-             "execution_environment", "cwds", "created_at", "updated_at")
-_CAMEL = {"reasoningEffort": "reasoning_effort", "executionEnvironment": "execution_environment", "targetThreadId": "target_thread_id"}
+KEY_ORDER = (
+    "version",
+    "id",
+    "kind",
+    "name",
+    "prompt",
+    "status",
+    "rrule",
+    "target_thread_id",
+    "model",
+    "reasoning_effort",
+    "execution_environment",
+    "cwds",
+    "created_at",
+    "updated_at",
+)
+_CAMEL = {
+    "reasoningEffort": "reasoning_effort",
+    "executionEnvironment": "execution_environment",
+    "targetThreadId": "target_thread_id",
+}
 
 
 class AutomationError(Exception):
@@ -81,8 +99,15 @@ def slug(name: str) -> str:
 class AutomationHost:
     """The Codex app's automation store under ``codex_home``, driven by the simulated clock."""
 
-    def __init__(self, codex_home: Path, clock: SimClock, *, defects: Defects | None = None,
-                 on_wakeup: Callable[[dict[str, Any], datetime], None] | None = None, current_thread_id: str | None = None):
+    def __init__(
+        self,
+        codex_home: Path,
+        clock: SimClock,
+        *,
+        defects: Defects | None = None,
+        on_wakeup: Callable[[dict[str, Any], datetime], None] | None = None,
+        current_thread_id: str | None = None,
+    ):
         self.codex_home = Path(codex_home)
         self.root = self.codex_home / "automations"
         self.root.mkdir(parents=True, exist_ok=True)
@@ -117,8 +142,14 @@ class AutomationHost:
         for required in ("name", "prompt", "rrule"):
             if not isinstance(call.get(required), str) or not call[required]:
                 raise AutomationError(f"Missing {required}")
-        record: dict[str, Any] = {"version": 1, "kind": kind, "name": call["name"], "prompt": call["prompt"],
-                                  "status": call.get("status", "ACTIVE"), "rrule": call["rrule"]}
+        record: dict[str, Any] = {
+            "version": 1,
+            "kind": kind,
+            "name": call["name"],
+            "prompt": call["prompt"],
+            "status": call.get("status", "ACTIVE"),
+            "rrule": call["rrule"],
+        }
         if kind == "heartbeat":
             record["target_thread_id"] = self._target_thread(call)
         elif kind != "cron":
@@ -160,7 +191,9 @@ class AutomationHost:
 
     def _view(self, call: dict[str, Any]) -> dict[str, Any]:
         if not (call.get("automationId") or call.get("id")):
-            found = [self.read(folder.name) for folder in sorted(self.root.iterdir()) if self.path(folder.name).is_file()]
+            found = [
+                self.read(folder.name) for folder in sorted(self.root.iterdir()) if self.path(folder.name).is_file()
+            ]
             return {"mode": "view", "automations": [record for record in found if record is not None]}
         return {"mode": "view", "automation": self._existing(call)}
 
@@ -214,7 +247,10 @@ class AutomationHost:
         return rule
 
     def next_wakeup(self, automation_id: str, after: datetime | None = None) -> datetime | None:
-        """The first occurrence of the automation's rule strictly after ``after`` (default: now), counted from its creation."""
+        """The first occurrence of the automation's rule strictly after ``after`` (default: now).
+
+        Occurrences are counted from the automation's creation.
+        """
         record = self.read(automation_id)
         if record is None or record["status"] != "ACTIVE":
             return None

@@ -116,7 +116,9 @@ class CodexReviewer:
         self.requests.append(request)
         if entry["kind"] == "silence":
             return
-        self.world.add_reaction(repository.owner, repository.name, number, CODEX_REACTOR, "eyes", comment_id=comment["id"])
+        self.world.add_reaction(
+            repository.owner, repository.name, number, CODEX_REACTOR, "eyes", comment_id=comment["id"]
+        )
         if self.summary:
             self._summary(request, "summary_running")
         delay = timedelta(seconds=entry["after"]) if "after" in entry else self.delay
@@ -130,16 +132,34 @@ class CodexReviewer:
         kind = entry["kind"]
         if kind == "findings":
             findings = entry.get("findings") or [{"priority": "P1"}]
-            comments = [{"path": f.get("path", "README.md"), "line": f.get("line", 1),
-                         "body": finding_body(f.get("priority", "P1"), f.get("title", "Handle the failure path"),
-                                              f.get("text", "This path reports success before the operation finished."))}
-                        for f in findings]
-            review = self.world.add_review(owner, name, number, CODEX_BOT, with_sha(BODIES["findings_review"], sha), "COMMENTED",
-                                           commit_id=sha, comments=comments)
+            comments = [
+                {
+                    "path": f.get("path", "README.md"),
+                    "line": f.get("line", 1),
+                    "body": finding_body(
+                        f.get("priority", "P1"),
+                        f.get("title", "Handle the failure path"),
+                        f.get("text", "This path reports success before the operation finished."),
+                    ),
+                }
+                for f in findings
+            ]
+            review = self.world.add_review(
+                owner,
+                name,
+                number,
+                CODEX_BOT,
+                with_sha(BODIES["findings_review"], sha),
+                "COMMENTED",
+                commit_id=sha,
+                comments=comments,
+            )
             request.answer_ids.append(review["id"])
         elif kind == "clean":
             reaction, _ = self.world.add_reaction(owner, name, number, CODEX_REACTOR, "+1")
-            comment = self.world.add_issue_comment(owner, name, number, CODEX_BOT, with_sha(BODIES["clean_comment"], sha))
+            comment = self.world.add_issue_comment(
+                owner, name, number, CODEX_BOT, with_sha(BODIES["clean_comment"], sha)
+            )
             request.answer_ids += [reaction["id"], comment["id"]]
         else:
             comment = self.world.add_issue_comment(owner, name, number, CODEX_BOT, BODIES[_UNAVAILABLE[kind]])
@@ -152,10 +172,14 @@ class CodexReviewer:
         """Post, or edit in place, the one summary comment of the pull request."""
         repository, number = request.repository, request.number
         stamp = iso(self.world.clock.now)
-        body = _RELATIVE_TIME.sub(f'<relative-time datetime="{stamp}">{stamp}</relative-time>', with_sha(BODIES[body_name], request.head_sha))
+        body = _RELATIVE_TIME.sub(
+            f'<relative-time datetime="{stamp}">{stamp}</relative-time>', with_sha(BODIES[body_name], request.head_sha)
+        )
         key = (repository.full_name.lower(), number)
         if key in self._summaries:
             self.world.edit_issue_comment(repository.owner, repository.name, self._summaries[key], body)
         else:
-            comment = self.world.add_issue_comment(repository.owner, repository.name, number, copy.deepcopy(CODEX_BOT), body)
+            comment = self.world.add_issue_comment(
+                repository.owner, repository.name, number, copy.deepcopy(CODEX_BOT), body
+            )
             self._summaries[key] = comment["id"]

@@ -146,7 +146,8 @@ class FakeGitHub:
                 folder = Path(tempfile.mkdtemp(prefix="fakegithub-template-"))
                 atexit.register(shutil.rmtree, folder, True)
                 world = World(folder / "world", SimClock(_EPOCH - timedelta(days=1)))
-                world.create_repository(OWNER, REPO, files={"README.md": "# widgets\n", "src/retry.py": "RETRIES = None\n"})
+                files = {"README.md": "# widgets\n", "src/retry.py": "RETRIES = None\n"}
+                world.create_repository(OWNER, REPO, files=files)
                 world.commit(OWNER, REPO, "feature/loop", {"src/retry.py": "RETRIES = 3\n"}, "Bound the retries")
                 cls._template = world.bare_repository(OWNER, REPO)
             return cls._template
@@ -159,8 +160,16 @@ class FakeGitHub:
         world = World(Path(self._scratch.name) / f"world-{self._generation}", SimClock(_EPOCH))
         world.add_token(TOKEN, USERS["loop_owner"]["login"])
         repository = world.create_repository(OWNER, REPO, copy_of=self._template_repository())
-        world.open_pull_request(OWNER, REPO, head="feature/loop", base="main", title="Loop: tighten retries",
-                                body="Makes retries bounded.", number=PR_NUMBER, author=USERS["loop_owner"]["login"])
+        world.open_pull_request(
+            OWNER,
+            REPO,
+            head="feature/loop",
+            base="main",
+            title="Loop: tighten retries",
+            body="Makes retries bounded.",
+            number=PR_NUMBER,
+            author=USERS["loop_owner"]["login"],
+        )
         self.repository: Repository = repository
         self.world = world
         if self.server is not None:
@@ -264,21 +273,53 @@ class FakeGitHub:
 
     # -- scenario builders ---------------------------------------------------
 
-    def add_issue_comment(self, user: dict[str, Any], body: str, created_at: str, updated_at: str | None = None) -> dict[str, Any]:
-        return self.world.add_issue_comment(OWNER, REPO, PR_NUMBER, user, body, created_at=created_at, updated_at=updated_at)
+    def add_issue_comment(
+        self, user: dict[str, Any], body: str, created_at: str, updated_at: str | None = None
+    ) -> dict[str, Any]:
+        return self.world.add_issue_comment(
+            OWNER, REPO, PR_NUMBER, user, body, created_at=created_at, updated_at=updated_at
+        )
 
-    def add_request(self, round_number: int, created_at: str, sha: str | None = None, run_id: str = RUN_ID) -> dict[str, Any]:
-        return self.add_issue_comment(USERS["loop_owner"], request_body(round_number, sha or self.head_sha, run_id), created_at)
+    def add_request(
+        self, round_number: int, created_at: str, sha: str | None = None, run_id: str = RUN_ID
+    ) -> dict[str, Any]:
+        return self.add_issue_comment(
+            USERS["loop_owner"], request_body(round_number, sha or self.head_sha, run_id), created_at
+        )
 
-    def add_review(self, user: dict[str, Any], body: str, state: str, commit_id: str, submitted_at: str) -> dict[str, Any]:
-        return self.world.add_review(OWNER, REPO, PR_NUMBER, user, body, state, commit_id=commit_id, submitted_at=submitted_at)
+    def add_review(
+        self, user: dict[str, Any], body: str, state: str, commit_id: str, submitted_at: str
+    ) -> dict[str, Any]:
+        return self.world.add_review(
+            OWNER, REPO, PR_NUMBER, user, body, state, commit_id=commit_id, submitted_at=submitted_at
+        )
 
-    def add_review_comment(self, user: dict[str, Any], body: str, original_commit_id: str, created_at: str, *, commit_id: str | None = None,
-                           path: str = "src/retry.py", line: int = 12, review_id: int | None = None) -> dict[str, Any]:
+    def add_review_comment(
+        self,
+        user: dict[str, Any],
+        body: str,
+        original_commit_id: str,
+        created_at: str,
+        *,
+        commit_id: str | None = None,
+        path: str = "src/retry.py",
+        line: int = 12,
+        review_id: int | None = None,
+    ) -> dict[str, Any]:
         """A review comment on the REST list only (no GraphQL thread), as some recordings show."""
-        comment = self.world._review_comment(self.repository, PR_NUMBER, user, body, path=path, line=line,
-                                             commit_id=commit_id or self.head_sha, original_commit_id=original_commit_id,
-                                             created_at=created_at, review_id=review_id, in_reply_to=None)
+        comment = self.world._review_comment(
+            self.repository,
+            PR_NUMBER,
+            user,
+            body,
+            path=path,
+            line=line,
+            commit_id=commit_id or self.head_sha,
+            original_commit_id=original_commit_id,
+            created_at=created_at,
+            review_id=review_id,
+            in_reply_to=None,
+        )
         comment["in_reply_to_id"] = None
         self.review_comments.append(comment)
         return comment
@@ -288,36 +329,79 @@ class FakeGitHub:
         self.reactions.append(reaction)  # recorded history may hold what the API would refuse now
         return reaction
 
-    def add_check_run(self, name: str, status: str = "completed", conclusion: str | None = "success",
-                      app_id: int = 15368) -> dict[str, Any]:
+    def add_check_run(
+        self, name: str, status: str = "completed", conclusion: str | None = "success", app_id: int = 15368
+    ) -> dict[str, Any]:
         """A check run on the head commit, by default from GitHub Actions (app 15368)."""
-        return self.world.add_check_run(OWNER, REPO, self.head_sha, name, status=status, conclusion=conclusion, app_id=app_id)
+        return self.world.add_check_run(
+            OWNER, REPO, self.head_sha, name, status=status, conclusion=conclusion, app_id=app_id
+        )
 
     def add_status(self, context: str, state: str) -> dict[str, Any]:
         return self.world.add_status(OWNER, REPO, self.head_sha, context, state)
 
-    def add_open_pull(self, number: int, head_branch: str, head_sha: str, head_repository: str | None = REPOSITORY) -> dict[str, Any]:
+    def add_open_pull(
+        self, number: int, head_branch: str, head_sha: str, head_repository: str | None = REPOSITORY
+    ) -> dict[str, Any]:
         self.repository.bare.pin_ref(head_branch, head_sha)
-        pull = self.world.open_pull_request(OWNER, REPO, head=head_branch, base="main", number=number, title="Another change",
-                                           unique=False)
+        pull = self.world.open_pull_request(
+            OWNER, REPO, head=head_branch, base="main", number=number, title="Another change", unique=False
+        )
         if head_repository is None:
             pull["head"]["repo"] = None
         elif head_repository != REPOSITORY:
             pull["head"]["repo"].update({"full_name": head_repository, "name": head_repository.split("/")[1]})
         return pull
 
-    def add_thread(self, root_author: dict[str, Any] | None, root_body: str, created_at: str, *, thread_id: str | None = None,
-                   resolved: bool = False, outdated: bool = False, path: str = "src/retry.py", line: int | None = 12,
-                   replies: Sequence[tuple[dict[str, Any] | None, str, str]] = (), last_edited_at: str | None = None) -> dict[str, Any]:
+    def add_thread(
+        self,
+        root_author: dict[str, Any] | None,
+        root_body: str,
+        created_at: str,
+        *,
+        thread_id: str | None = None,
+        resolved: bool = False,
+        outdated: bool = False,
+        path: str = "src/retry.py",
+        line: int | None = 12,
+        replies: Sequence[tuple[dict[str, Any] | None, str, str]] = (),
+        last_edited_at: str | None = None,
+    ) -> dict[str, Any]:
         """A review thread seen through GraphQL only (no REST review comment behind it)."""
         number = self.new_id()
-        comments = [{"id": f"PRRC_{number:08d}_0", "databaseId": number, "body": root_body, "createdAt": created_at,
-                     "lastEditedAt": last_edited_at, "user": copy.deepcopy(root_author)}]
-        comments += [{"id": f"PRRC_{number:08d}_{index}", "databaseId": number * 1000 + index, "body": body, "createdAt": when,
-                      "lastEditedAt": None, "user": copy.deepcopy(author)}
-                     for index, (author, body, when) in enumerate(replies, start=1)]
-        thread = {"id": thread_id or f"PRRT_{number:08d}", "isResolved": resolved, "isOutdated": outdated, "path": path, "line": line,
-                  "originalLine": line, "startLine": None, "diffSide": "RIGHT", "resolvedBy": None, "comments": comments}
+        comments = [
+            {
+                "id": f"PRRC_{number:08d}_0",
+                "databaseId": number,
+                "body": root_body,
+                "createdAt": created_at,
+                "lastEditedAt": last_edited_at,
+                "user": copy.deepcopy(root_author),
+            }
+        ]
+        comments += [
+            {
+                "id": f"PRRC_{number:08d}_{index}",
+                "databaseId": number * 1000 + index,
+                "body": body,
+                "createdAt": when,
+                "lastEditedAt": None,
+                "user": copy.deepcopy(author),
+            }
+            for index, (author, body, when) in enumerate(replies, start=1)
+        ]
+        thread = {
+            "id": thread_id or f"PRRT_{number:08d}",
+            "isResolved": resolved,
+            "isOutdated": outdated,
+            "path": path,
+            "line": line,
+            "originalLine": line,
+            "startLine": None,
+            "diffSide": "RIGHT",
+            "resolvedBy": None,
+            "comments": comments,
+        }
         self.threads.append(thread)
         return thread
 
@@ -348,8 +432,15 @@ class FakeGitHub:
     def gzip_bomb(self, method: str, pattern: str, decompressed_bytes: int, *, times: int = 1) -> None:
         self.world.gzip_bomb(method, pattern, decompressed_bytes, times=times)
 
-    def echo(self, method: str, pattern: str, edit: Callable[[Any, str], None] = lambda payload, authorization: None, *,
-             headers: dict[str, str] | None = None, times: int = 1) -> None:
+    def echo(
+        self,
+        method: str,
+        pattern: str,
+        edit: Callable[[Any, str], None] = lambda payload, authorization: None,
+        *,
+        headers: dict[str, str] | None = None,
+        times: int = 1,
+    ) -> None:
         self.world.echo(method, pattern, edit, headers=headers, times=times)
 
     def after(self, method: str, pattern: str, action: Callable[[], None], *, times: int = 1) -> None:

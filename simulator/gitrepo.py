@@ -37,8 +37,14 @@ class BareRepository:
 
     def git(self, *args: str, input: bytes | None = None, when: datetime | None = None, cwd_repo: bool = True,
             extra_env: dict[str, str] | None = None) -> str:
-        environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.path), "GIT_CONFIG_NOSYSTEM": "1",
-                       "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C", **_IDENTITY}
+        environment = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.path),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "LC_ALL": "C",
+            **_IDENTITY,
+        }
         environment.update(extra_env or {})
         if when is not None:
             stamp = f"{int(when.timestamp())} +0000"
@@ -62,7 +68,11 @@ class BareRepository:
         return self._packed_refs().get(name)
 
     def branches(self) -> dict[str, str]:
-        found = {name.removeprefix("refs/heads/"): sha for name, sha in self._packed_refs().items() if name.startswith("refs/heads/")}
+        found = {
+            name.removeprefix("refs/heads/"): sha
+            for name, sha in self._packed_refs().items()
+            if name.startswith("refs/heads/")
+        }
         heads = self.path / "refs" / "heads"
         for file in heads.rglob("*") if heads.is_dir() else ():
             if file.is_file():
@@ -124,7 +134,9 @@ class BareRepository:
 
     # -- commits ----------------------------------------------------------
 
-    def commit(self, branch: str, files: dict[str, str], message: str, when: datetime, *, parents: list[str] | None = None) -> str:
+    def commit(
+        self, branch: str, files: dict[str, str], message: str, when: datetime, *, parents: list[str] | None = None
+    ) -> str:
         """Commit ``files`` (path -> text) on top of ``branch`` (or ``parents``) and move the branch."""
         if parents is None:
             tip = self.ref(branch)

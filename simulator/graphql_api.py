@@ -47,16 +47,23 @@ def page_size(first: int | None, last: int | None) -> int:
     if first is None:
         raise GraphQLError("You must provide a `first` or `last` value to properly paginate this connection.")
     if not 0 <= first <= PAGE_LIMIT:
-        raise GraphQLError(f"Requesting {first} records on this connection exceeds the `first` limit of {PAGE_LIMIT} records.")
+        raise GraphQLError(
+            f"Requesting {first} records on this connection exceeds the `first` limit of {PAGE_LIMIT} records."
+        )
     return first
 
 
-def connection(items: list[Any], first: int | None, after: str | None, last: int | None = None, *,
-               drop_cursor: bool = False) -> dict[str, Any]:
+def connection(
+    items: list[Any], first: int | None, after: str | None, last: int | None = None, *, drop_cursor: bool = False
+) -> dict[str, Any]:
     size, start = page_size(first, last), offset(after)
     page = items[start : start + size]
     end = None if drop_cursor or not page else cursor(start + len(page))
-    return {"totalCount": len(items), "pageInfo": {"hasNextPage": start + size < len(items), "endCursor": end}, "nodes": page}
+    return {
+        "totalCount": len(items),
+        "pageInfo": {"hasNextPage": start + size < len(items), "endCursor": end},
+        "nodes": page,
+    }
 
 
 def actor(user: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -66,8 +73,15 @@ def actor(user: dict[str, Any] | None) -> dict[str, Any] | None:
     is_bot = user.get("type") == "Bot"
     login = user["login"].removesuffix("[bot]") if is_bot else user["login"]
     path = f"/apps/{login}" if is_bot else f"/{login}"
-    return {"__typename": "Bot" if is_bot else "User", "login": login, "databaseId": user["id"], "id": user.get("node_id", ""),
-            "avatarUrl": user.get("avatar_url", ""), "resourcePath": path, "url": f"https://github.com{path}"}
+    return {
+        "__typename": "Bot" if is_bot else "User",
+        "login": login,
+        "databaseId": user["id"],
+        "id": user.get("node_id", ""),
+        "avatarUrl": user.get("avatar_url", ""),
+        "resourcePath": path,
+        "url": f"https://github.com{path}",
+    }
 
 
 def review_comment(entry: dict[str, Any]) -> dict[str, Any]:
@@ -75,10 +89,24 @@ def review_comment(entry: dict[str, Any]) -> dict[str, Any]:
     rest = entry.get("rest")
     if rest is not None:
         edited = rest["updated_at"] if rest["updated_at"] != rest["created_at"] else None
-        return {"__typename": "PullRequestReviewComment", "id": rest["node_id"], "databaseId": rest["id"], "body": rest["body"],
-                "createdAt": rest["created_at"], "lastEditedAt": edited, "author": actor(rest["user"])}
-    return {"__typename": "PullRequestReviewComment", "id": entry["id"], "databaseId": entry.get("databaseId"), "body": entry["body"],
-            "createdAt": entry["createdAt"], "lastEditedAt": entry.get("lastEditedAt"), "author": actor(entry.get("user"))}
+        return {
+            "__typename": "PullRequestReviewComment",
+            "id": rest["node_id"],
+            "databaseId": rest["id"],
+            "body": rest["body"],
+            "createdAt": rest["created_at"],
+            "lastEditedAt": edited,
+            "author": actor(rest["user"]),
+        }
+    return {
+        "__typename": "PullRequestReviewComment",
+        "id": entry["id"],
+        "databaseId": entry.get("databaseId"),
+        "body": entry["body"],
+        "createdAt": entry["createdAt"],
+        "lastEditedAt": entry.get("lastEditedAt"),
+        "author": actor(entry.get("user")),
+    }
 
 
 def thread_node(thread: dict[str, Any]) -> dict[str, Any]:
@@ -88,9 +116,18 @@ def thread_node(thread: dict[str, Any]) -> dict[str, Any]:
 def pull_node(world: World, repository: Repository, pull: dict[str, Any]) -> dict[str, Any]:
     world.refresh_pull(repository, pull)
     state = "MERGED" if pull["merged"] else pull["state"].upper()
-    node = {"__typename": "PullRequest", "id": pull["node_id"], "number": pull["number"], "isDraft": bool(pull["draft"]),
-            "state": state, "headRefOid": pull["head"]["sha"], "headRefName": pull["head"]["ref"], "baseRefName": pull["base"]["ref"],
-            "_repository": repository, "_number": pull["number"]}
+    node = {
+        "__typename": "PullRequest",
+        "id": pull["node_id"],
+        "number": pull["number"],
+        "isDraft": bool(pull["draft"]),
+        "state": state,
+        "headRefOid": pull["head"]["sha"],
+        "headRefName": pull["head"]["ref"],
+        "baseRefName": pull["base"]["ref"],
+        "_repository": repository,
+        "_number": pull["number"],
+    }
     return {**node, **merge_verdicts(repository, pull)}
 
 
@@ -141,16 +178,35 @@ def status_check_rollup(repository: Repository, sha: str, base: str) -> dict[str
         if run["head_sha"] == sha:
             is_required = any(name == run["name"] and app in (None, run["app"]["id"]) for name, app in required)
             conclusion = run["conclusion"].upper() if run["conclusion"] else None
-            contexts.append({"__typename": "CheckRun", "id": run["node_id"], "name": run["name"],
-                             "status": run["status"].upper(), "conclusion": conclusion, "_required": is_required})
+            contexts.append(
+                {
+                    "__typename": "CheckRun",
+                    "id": run["node_id"],
+                    "name": run["name"],
+                    "status": run["status"].upper(),
+                    "conclusion": conclusion,
+                    "_required": is_required,
+                }
+            )
     for status in repository.statuses.get(sha, []):
         is_required = any(name == status["context"] and app is None for name, app in required)
-        contexts.append({"__typename": "StatusContext", "id": status["node_id"], "context": status["context"],
-                         "state": status["state"].upper(), "_required": is_required})
+        contexts.append(
+            {
+                "__typename": "StatusContext",
+                "id": status["node_id"],
+                "context": status["context"],
+                "state": status["state"].upper(),
+                "_required": is_required,
+            }
+        )
     if not contexts:
         return None
-    return {"__typename": "StatusCheckRollup", "id": f"SCR_sim{sha}", "state": rollup_state(contexts),
-            "_contexts": contexts}
+    return {
+        "__typename": "StatusCheckRollup",
+        "id": f"SCR_sim{sha}",
+        "state": rollup_state(contexts),
+        "_contexts": contexts,
+    }
 
 
 def rollup_state(contexts: list[dict[str, Any]]) -> str:
@@ -165,91 +221,132 @@ def rollup_state(contexts: list[dict[str, Any]]) -> str:
     return "FAILURE" if "bad" in outcomes else "PENDING" if "wait" in outcomes else "SUCCESS"
 
 
+# (type name, field name) -> resolver, attached to the schema by executable_schema.
+_RESOLVERS: dict[tuple[str, str], Any] = {}
+
+
+def _resolver(type_name: str, field_name: str):
+    def record(function):
+        _RESOLVERS[(type_name, field_name)] = function
+        return function
+
+    return record
+
+
+@_resolver("Query", "rateLimit")
+def _resolve_rate_limit(_: Any, info: Any, dryRun: bool = False) -> dict[str, int]:  # noqa: N803 (GraphQL's name)
+    window = info.context["rate"]
+    return {"cost": 1, "remaining": window.limit - window.used}
+
+
+@_resolver("Query", "repository")
+def _resolve_repository(_: Any, info: Any, owner: str, name: str, followRenames: bool = True) -> dict[str, Any]:  # noqa: N803
+    try:
+        found = info.context["world"].repository(owner, name)
+    except ApiError:
+        raise NotFound(f"Could not resolve to a Repository with the name '{owner}/{name}'.") from None
+    return {"__typename": "Repository", "id": f"R_sim{found.id}", "_repository": found}
+
+
+@_resolver("Repository", "pullRequest")
+def _resolve_pull_request(source: dict[str, Any], info: Any, number: int) -> dict[str, Any]:
+    found: Repository = source["_repository"]
+    pull = found.pulls.get(number)
+    if pull is None:
+        raise NotFound(f"Could not resolve to a PullRequest with the number of {number}.")
+    return pull_node(info.context["world"], found, pull)
+
+
+@_resolver("PullRequest", "reviewThreads")
+def _resolve_review_threads(
+    source: dict[str, Any],
+    info: Any,
+    first: int | None = None,
+    after: str | None = None,
+    last: int | None = None,
+    before: str | None = None,
+) -> dict[str, Any]:
+    world: World = info.context["world"]
+    threads = [thread_node(t) for t in source["_repository"].threads.get(source["_number"], [])]
+    return connection(threads, first, after, last, drop_cursor=world.thread_page_drops_cursor)
+
+
+@_resolver("PullRequestReviewThread", "comments")
+def _resolve_thread_comments(
+    source: dict[str, Any],
+    info: Any,
+    first: int | None = None,
+    after: str | None = None,
+    last: int | None = None,
+    before: str | None = None,
+    skip: int | None = None,
+) -> dict[str, Any]:
+    return connection([review_comment(entry) for entry in source["comments"]], first, after, last)
+
+
+@_resolver("StatusCheckRollup", "contexts")
+def _resolve_rollup_contexts(
+    source: dict[str, Any],
+    info: Any,
+    first: int | None = None,
+    after: str | None = None,
+    last: int | None = None,
+    before: str | None = None,
+) -> dict[str, Any]:
+    page = connection(source["_contexts"], first, after, last)
+    override = info.context["world"].rollup_total_override
+    return page if override is None else {**page, "totalCount": override}
+
+
+def _resolve_is_required(
+    source: dict[str, Any],
+    info: Any,
+    pullRequestId: str | None = None,  # noqa: N803 (GraphQL's names)
+    pullRequestNumber: int | None = None,
+) -> bool:
+    return source["_required"]
+
+
+for _context_type in ("CheckRun", "StatusContext"):
+    _RESOLVERS[(_context_type, "isRequired")] = _resolve_is_required
+
+
+@_resolver("Query", "node")
+def _resolve_node(_: Any, info: Any, id: str) -> dict[str, Any]:  # noqa: A002 (GraphQL's name)
+    found = find_node(info.context["world"], id)
+    if found is None:
+        raise NotFound(f"Could not resolve to a node with the global id of '{id}'")
+    return found
+
+
+@_resolver("Mutation", "resolveReviewThread")
+def _resolve_resolve_thread(_: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
+    return {"thread": thread_node(set_resolved(info, input["threadId"], True))}
+
+
+@_resolver("Mutation", "unresolveReviewThread")
+def _resolve_unresolve_thread(_: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
+    return {"thread": thread_node(set_resolved(info, input["threadId"], False))}
+
+
+@_resolver("Mutation", "markPullRequestReadyForReview")
+def _resolve_mark_ready(_: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
+    world: World = info.context["world"]
+    found = find_node(world, input["pullRequestId"])
+    if found is None or found["__typename"] != "PullRequest":
+        raise NotFound(f"Could not resolve to a node with the global id of '{input['pullRequestId']}'")
+    repository_found: Repository = found["_repository"]
+    pull = world.mark_ready_for_review(repository_found.owner, repository_found.name, found["number"])
+    return {"pullRequest": pull_node(world, repository_found, pull)}
+
+
 @lru_cache(maxsize=1)
 def executable_schema() -> GraphQLSchema:
     schema = graphql.build_schema(SCHEMA_FILE.read_text(encoding="utf-8"))
-
-    def resolver(type_name: str, field_name: str):
-        def attach(function):
-            schema.get_type(type_name).fields[field_name].resolve = function  # type: ignore[union-attr]
-            return function
-        return attach
-
+    for (type_name, field_name), function in _RESOLVERS.items():
+        schema.get_type(type_name).fields[field_name].resolve = function  # type: ignore[union-attr]
     for abstract in ("Node", "Actor", "StatusCheckRollupContext"):
         schema.get_type(abstract).resolve_type = lambda value, *_: value["__typename"]  # type: ignore[union-attr]
-
-    @resolver("Query", "rateLimit")
-    def rate_limit(_: Any, info: Any, dryRun: bool = False) -> dict[str, int]:  # noqa: N803 (GraphQL's name)
-        window = info.context["rate"]
-        return {"cost": 1, "remaining": window.limit - window.used}
-
-    @resolver("Query", "repository")
-    def repository(_: Any, info: Any, owner: str, name: str, followRenames: bool = True) -> dict[str, Any]:  # noqa: N803
-        try:
-            found = info.context["world"].repository(owner, name)
-        except ApiError:
-            raise NotFound(f"Could not resolve to a Repository with the name '{owner}/{name}'.") from None
-        return {"__typename": "Repository", "id": f"R_sim{found.id}", "_repository": found}
-
-    @resolver("Repository", "pullRequest")
-    def pull_request(source: dict[str, Any], info: Any, number: int) -> dict[str, Any]:
-        found: Repository = source["_repository"]
-        pull = found.pulls.get(number)
-        if pull is None:
-            raise NotFound(f"Could not resolve to a PullRequest with the number of {number}.")
-        return pull_node(info.context["world"], found, pull)
-
-    @resolver("PullRequest", "reviewThreads")
-    def review_threads(source: dict[str, Any], info: Any, first: int | None = None, after: str | None = None,
-                       last: int | None = None, before: str | None = None) -> dict[str, Any]:
-        world: World = info.context["world"]
-        threads = [thread_node(t) for t in source["_repository"].threads.get(source["_number"], [])]
-        return connection(threads, first, after, last, drop_cursor=world.thread_page_drops_cursor)
-
-    @resolver("PullRequestReviewThread", "comments")
-    def thread_comments(source: dict[str, Any], info: Any, first: int | None = None, after: str | None = None,
-                        last: int | None = None, before: str | None = None, skip: int | None = None) -> dict[str, Any]:
-        return connection([review_comment(entry) for entry in source["comments"]], first, after, last)
-
-    @resolver("StatusCheckRollup", "contexts")
-    def rollup_contexts(source: dict[str, Any], info: Any, first: int | None = None, after: str | None = None,
-                        last: int | None = None, before: str | None = None) -> dict[str, Any]:
-        page = connection(source["_contexts"], first, after, last)
-        override = info.context["world"].rollup_total_override
-        return page if override is None else {**page, "totalCount": override}
-
-    def is_required(source: dict[str, Any], info: Any, pullRequestId: str | None = None,  # noqa: N803 (GraphQL's names)
-                    pullRequestNumber: int | None = None) -> bool:
-        return source["_required"]
-
-    for context_type in ("CheckRun", "StatusContext"):
-        schema.get_type(context_type).fields["isRequired"].resolve = is_required  # type: ignore[union-attr]
-
-    @resolver("Query", "node")
-    def node(_: Any, info: Any, id: str) -> dict[str, Any]:  # noqa: A002 (GraphQL's name)
-        found = find_node(info.context["world"], id)
-        if found is None:
-            raise NotFound(f"Could not resolve to a node with the global id of '{id}'")
-        return found
-
-    @resolver("Mutation", "resolveReviewThread")
-    def resolve_thread(_: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
-        return {"thread": thread_node(set_resolved(info, input["threadId"], True))}
-
-    @resolver("Mutation", "unresolveReviewThread")
-    def unresolve_thread(_: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
-        return {"thread": thread_node(set_resolved(info, input["threadId"], False))}
-
-    @resolver("Mutation", "markPullRequestReadyForReview")
-    def mark_ready(_: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
-        world: World = info.context["world"]
-        found = find_node(world, input["pullRequestId"])
-        if found is None or found["__typename"] != "PullRequest":
-            raise NotFound(f"Could not resolve to a node with the global id of '{input['pullRequestId']}'")
-        repository_found: Repository = found["_repository"]
-        pull = world.mark_ready_for_review(repository_found.owner, repository_found.name, found["number"])
-        return {"pullRequest": pull_node(world, repository_found, pull)}
-
     return schema
 
 
@@ -280,8 +377,13 @@ def execute(world: World, payload: Any, user: dict[str, Any], rate: Any) -> dict
     variables = payload.get("variables") or {}
     if not isinstance(variables, dict):
         return {"errors": [{"message": "Variables are invalid JSON."}]}
-    result = graphql.graphql_sync(executable_schema(), payload["query"], variable_values=variables,
-                                  operation_name=payload.get("operationName"), context_value={"world": world, "user": user, "rate": rate})
+    result = graphql.graphql_sync(
+        executable_schema(),
+        payload["query"],
+        variable_values=variables,
+        operation_name=payload.get("operationName"),
+        context_value={"world": world, "user": user, "rate": rate},
+    )
     answer: dict[str, Any] = {}
     if result.errors:
         errors = []

@@ -118,13 +118,23 @@ class Rest:
     def get_user(self, request: dict[str, Any]) -> tuple[int, Any]:
         user = fixture("rest/private-user.json")
         account = request["user"]
-        user.update({key: account[key] for key in ("login", "id", "node_id", "avatar_url", "url", "html_url", "type", "site_admin")})
+        user.update(
+            {
+                key: account[key]
+                for key in ("login", "id", "node_id", "avatar_url", "url", "html_url", "type", "site_admin")
+            }
+        )
         return 200, user
 
     def get_rate_limit(self, request: dict[str, Any]) -> tuple[int, Any]:
         def view(resource: str) -> dict[str, int]:
             window = self.world.rate_window(request["token"], resource)
-            return {"limit": window.limit, "used": window.used, "remaining": window.limit - window.used, "reset": window.reset}
+            return {
+                "limit": window.limit,
+                "used": window.used,
+                "remaining": window.limit - window.used,
+                "reset": window.reset,
+            }
 
         core, graphql = view("core"), view("graphql")
         return 200, {"resources": {"core": core, "graphql": graphql, "search": view("search")}, "rate": core}
@@ -149,9 +159,16 @@ class Rest:
     def create_pull(self, request: dict[str, Any], owner: str, repo: str) -> tuple[int, Any]:
         body = self._body(request, "head", "base")
         head = body["head"].split(":", 1)[-1]
-        pull = self.world.open_pull_request(owner, repo, head=head, base=body["base"], title=body.get("title") or head,
-                                            body=body.get("body"), draft=bool(body.get("draft", False)),
-                                            author=request["user"]["login"])
+        pull = self.world.open_pull_request(
+            owner,
+            repo,
+            head=head,
+            base=body["base"],
+            title=body.get("title") or head,
+            body=body.get("body"),
+            draft=bool(body.get("draft", False)),
+            author=request["user"]["login"],
+        )
         return 201, pull
 
     def get_pull(self, request: dict[str, Any], owner: str, repo: str, pull_number: str) -> tuple[int, Any]:
@@ -169,8 +186,15 @@ class Rest:
         method = body.get("merge_method", "merge")
         if method not in ("merge", "squash", "rebase"):
             raise ApiError(422, "Validation Failed")
-        return 200, self.world.merge_pull_request(owner, repo, self._number(pull_number), sha=body.get("sha"), method=method,
-                                                  title=body.get("commit_title"), message=body.get("commit_message"))
+        return 200, self.world.merge_pull_request(
+            owner,
+            repo,
+            self._number(pull_number),
+            sha=body.get("sha"),
+            method=method,
+            title=body.get("commit_title"),
+            message=body.get("commit_message"),
+        )
 
     def pull_merged(self, request: dict[str, Any], owner: str, repo: str, pull_number: str) -> tuple[int, Any]:
         if not self.world.pull_request(owner, repo, self._number(pull_number))["merged"]:
@@ -191,10 +215,20 @@ class Rest:
         if event not in states:
             raise ApiError(422, "Unprocessable Entity")  # a pending review is not modelled
         comments = body.get("comments") or []
-        if not isinstance(comments, list) or not all(isinstance(c, dict) and isinstance(c.get("body"), str) for c in comments):
+        if not isinstance(comments, list) or not all(
+            isinstance(c, dict) and isinstance(c.get("body"), str) for c in comments
+        ):
             raise ApiError(422, "Validation Failed")
-        review = self.world.add_review(owner, repo, self._number(pull_number), request["user"], body.get("body") or "", states[event],
-                                       commit_id=body.get("commit_id"), comments=comments)
+        review = self.world.add_review(
+            owner,
+            repo,
+            self._number(pull_number),
+            request["user"],
+            body.get("body") or "",
+            states[event],
+            commit_id=body.get("commit_id"),
+            comments=comments,
+        )
         return 200, review
 
     def list_review_comments(self, request: dict[str, Any], owner: str, repo: str, pull_number: str) -> tuple[int, Any]:
@@ -202,10 +236,13 @@ class Rest:
         self.world.pull_request(owner, repo, number)
         return 200, self._repo(owner, repo).review_comments.get(number, [])
 
-    def reply_review_comment(self, request: dict[str, Any], owner: str, repo: str, pull_number: str, comment_id: str) -> tuple[int, Any]:
+    def reply_review_comment(
+        self, request: dict[str, Any], owner: str, repo: str, pull_number: str, comment_id: str
+    ) -> tuple[int, Any]:
         body = self._body(request, "body")
-        return 201, self.world.reply_to_review_comment(owner, repo, self._number(pull_number), self._number(comment_id), request["user"],
-                                                       body["body"])
+        return 201, self.world.reply_to_review_comment(
+            owner, repo, self._number(pull_number), self._number(comment_id), request["user"], body["body"]
+        )
 
     # -- issue comments and reactions ----------------------------------------
 
@@ -216,7 +253,9 @@ class Rest:
             raise ApiError(404, "Not Found")
         return 200, repository.issue_comments.get(number, [])
 
-    def create_issue_comment(self, request: dict[str, Any], owner: str, repo: str, issue_number: str) -> tuple[int, Any]:
+    def create_issue_comment(
+        self, request: dict[str, Any], owner: str, repo: str, issue_number: str
+    ) -> tuple[int, Any]:
         body = self._body(request, "body")
         return 201, self.world.add_issue_comment(owner, repo, self._number(issue_number), request["user"], body["body"])
 
@@ -239,7 +278,9 @@ class Rest:
             raise ApiError(422, "Validation Failed")
         return content
 
-    def list_issue_reactions(self, request: dict[str, Any], owner: str, repo: str, issue_number: str) -> tuple[int, Any]:
+    def list_issue_reactions(
+        self, request: dict[str, Any], owner: str, repo: str, issue_number: str
+    ) -> tuple[int, Any]:
         number = self._number(issue_number)
         repository = self._repo(owner, repo)
         if number not in repository.pulls:
@@ -248,21 +289,30 @@ class Rest:
         content = request["args"].get("content")
         return 200, [r for r in reactions if content in (None, r["content"])]
 
-    def create_issue_reaction(self, request: dict[str, Any], owner: str, repo: str, issue_number: str) -> tuple[int, Any]:
-        reaction, created = self.world.add_reaction(owner, repo, self._number(issue_number), request["user"], self._reaction_content(request))
+    def create_issue_reaction(
+        self, request: dict[str, Any], owner: str, repo: str, issue_number: str
+    ) -> tuple[int, Any]:
+        reaction, created = self.world.add_reaction(
+            owner, repo, self._number(issue_number), request["user"], self._reaction_content(request)
+        )
         return (201 if created else 200), reaction
 
-    def list_comment_reactions(self, request: dict[str, Any], owner: str, repo: str, comment_id: str) -> tuple[int, Any]:
+    def list_comment_reactions(
+        self, request: dict[str, Any], owner: str, repo: str, comment_id: str
+    ) -> tuple[int, Any]:
         repository = self._repo(owner, repo)
         identifier = self._number(comment_id)
         self.world.find_issue_comment(repository, identifier)
         return 200, repository.comment_reactions.get(identifier, [])
 
-    def create_comment_reaction(self, request: dict[str, Any], owner: str, repo: str, comment_id: str) -> tuple[int, Any]:
+    def create_comment_reaction(
+        self, request: dict[str, Any], owner: str, repo: str, comment_id: str
+    ) -> tuple[int, Any]:
         repository = self._repo(owner, repo)
         number, _ = self.world.find_issue_comment(repository, self._number(comment_id))
-        reaction, created = self.world.add_reaction(owner, repo, number, request["user"], self._reaction_content(request),
-                                                    comment_id=self._number(comment_id))
+        reaction, created = self.world.add_reaction(
+            owner, repo, number, request["user"], self._reaction_content(request), comment_id=self._number(comment_id)
+        )
         return (201 if created else 200), reaction
 
     # -- checks and statuses ----------------------------------------------------
@@ -286,7 +336,9 @@ class Rest:
         status = body.get("status", "queued")
         if status not in ("queued", "in_progress", "completed") or (status == "completed") != ("conclusion" in body):
             raise ApiError(422, "Validation Failed")
-        run = self.world.add_check_run(owner, repo, body["head_sha"], body["name"], status=status, conclusion=body.get("conclusion"))
+        run = self.world.add_check_run(
+            owner, repo, body["head_sha"], body["name"], status=status, conclusion=body.get("conclusion")
+        )
         return 201, run
 
     def combined_status(self, request: dict[str, Any], owner: str, repo: str, ref: str) -> tuple[int, Any]:
@@ -294,12 +346,25 @@ class Rest:
         sha = self._sha(repository, ref)
         statuses = repository.statuses.get(sha, [])
         states = {status["state"] for status in statuses}
-        state = "failure" if states & {"failure", "error"} else "pending" if "pending" in states or not states else "success"
+        state = (
+            "failure"
+            if states & {"failure", "error"}
+            else "pending"
+            if "pending" in states or not states
+            else "success"
+        )
         combined = fixture("rest/combined-commit-status.json")
-        combined.update({"state": state, "statuses": statuses, "sha": sha, "total_count": len(statuses),
-                         "repository": self._minimal_repository(repository),
-                         "commit_url": f"{API}/repos/{repository.full_name}/commits/{sha}",
-                         "url": f"{API}/repos/{repository.full_name}/commits/{sha}/status"})
+        combined.update(
+            {
+                "state": state,
+                "statuses": statuses,
+                "sha": sha,
+                "total_count": len(statuses),
+                "repository": self._minimal_repository(repository),
+                "commit_url": f"{API}/repos/{repository.full_name}/commits/{sha}",
+                "url": f"{API}/repos/{repository.full_name}/commits/{sha}/status",
+            }
+        )
         return 200, combined
 
     def _minimal_repository(self, repository: Repository) -> dict[str, Any]:
@@ -311,8 +376,15 @@ class Rest:
         body = self._body(request, "state")
         if body["state"] not in ("error", "failure", "pending", "success"):
             raise ApiError(422, "Validation Failed")
-        status = self.world.add_status(owner, repo, sha, body.get("context") or "default", body["state"],
-                                       description=body.get("description"), target_url=body.get("target_url"))
+        status = self.world.add_status(
+            owner,
+            repo,
+            sha,
+            body.get("context") or "default",
+            body["state"],
+            description=body.get("description"),
+            target_url=body.get("target_url"),
+        )
         return 201, {**status, "creator": copy.deepcopy(request["user"])}
 
     # -- refs, branches, protection -------------------------------------------
@@ -326,8 +398,12 @@ class Rest:
         if sha is None:
             raise ApiError(404, "Not Found")
         api = f"{API}/repos/{repository.full_name}"
-        return 200, {"ref": f"refs/heads/{branch}", "node_id": f"REF_sim{branch}", "url": f"{api}/git/refs/heads/{branch}",
-                     "object": {"type": "commit", "sha": sha, "url": f"{api}/git/commits/{sha}"}}
+        return 200, {
+            "ref": f"refs/heads/{branch}",
+            "node_id": f"REF_sim{branch}",
+            "url": f"{api}/git/refs/heads/{branch}",
+            "object": {"type": "commit", "sha": sha, "url": f"{api}/git/commits/{sha}"},
+        }
 
     def delete_ref(self, request: dict[str, Any], owner: str, repo: str, ref: str) -> tuple[int, Any]:
         repository = self._repo(owner, repo)
@@ -357,12 +433,28 @@ class Rest:
                     when = datetime.fromtimestamp(int(value.rsplit(" ", 2)[1]), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         person = {"name": "Simulated Author", "email": "author@example.invalid", "date": when}
         return {
-            "url": f"{api}/commits/{sha}", "sha": sha, "node_id": f"C_sim{sha[:12]}", "html_url": f"{html}/commit/{sha}",
+            "url": f"{api}/commits/{sha}",
+            "sha": sha,
+            "node_id": f"C_sim{sha[:12]}",
+            "html_url": f"{html}/commit/{sha}",
             "comments_url": f"{api}/commits/{sha}/comments",
-            "commit": {"url": f"{api}/git/commits/{sha}", "author": person, "committer": person, "message": message.strip(),
-                       "comment_count": 0, "tree": {"sha": tree, "url": f"{api}/git/trees/{tree}"},
-                       "verification": {"verified": False, "reason": "unsigned", "payload": None, "signature": None, "verified_at": None}},
-            "author": None, "committer": None,
+            "commit": {
+                "url": f"{api}/git/commits/{sha}",
+                "author": person,
+                "committer": person,
+                "message": message.strip(),
+                "comment_count": 0,
+                "tree": {"sha": tree, "url": f"{api}/git/trees/{tree}"},
+                "verification": {
+                    "verified": False,
+                    "reason": "unsigned",
+                    "payload": None,
+                    "signature": None,
+                    "verified_at": None,
+                },
+            },
+            "author": None,
+            "committer": None,
             "parents": [{"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{html}/commit/{p}"} for p in parents],
         }
 
@@ -378,11 +470,19 @@ class Rest:
         protection: dict[str, Any] = {"enabled": protected}
         if protected:
             contexts = list(checks.get("contexts", [])) if isinstance(checks, dict) else []
-            protection["required_status_checks"] = {"enforcement_level": "non_admins" if checks else "off", "contexts": contexts,
-                                                    "checks": [{"context": c, "app_id": None} for c in contexts]}
-        return 200, {"name": branch, "commit": self._commit(repository, sha),
-                     "_links": {"self": f"{api}/branches/{branch}", "html": f"{WEB}/{repository.full_name}/tree/{branch}"},
-                     "protected": protected, "protection": protection, "protection_url": f"{api}/branches/{branch}/protection"}
+            protection["required_status_checks"] = {
+                "enforcement_level": "non_admins" if checks else "off",
+                "contexts": contexts,
+                "checks": [{"context": c, "app_id": None} for c in contexts],
+            }
+        return 200, {
+            "name": branch,
+            "commit": self._commit(repository, sha),
+            "_links": {"self": f"{api}/branches/{branch}", "html": f"{WEB}/{repository.full_name}/tree/{branch}"},
+            "protected": protected,
+            "protection": protection,
+            "protection_url": f"{api}/branches/{branch}/protection",
+        }
 
     def get_protection(self, request: dict[str, Any], owner: str, repo: str, branch: str) -> tuple[int, Any]:
         repository = self._repo(owner, repo)

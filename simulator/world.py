@@ -248,20 +248,46 @@ class World:
         for old, new in replacements.items():
             text = text.replace(old, new)
         payload = json.loads(text)
-        payload.update({"id": repository.id, "node_id": f"R_sim{repository.id}", "name": repository.name, "full_name": full,
-                        "owner": copy.deepcopy(self.user(repository.owner)), "private": repository.private,
-                        "default_branch": repository.default_branch})
+        payload.update(
+            {
+                "id": repository.id,
+                "node_id": f"R_sim{repository.id}",
+                "name": repository.name,
+                "full_name": full,
+                "owner": copy.deepcopy(self.user(repository.owner)),
+                "private": repository.private,
+                "default_branch": repository.default_branch,
+            }
+        )
         return payload
 
     def _pull_side(self, repository: Repository, branch: str, sha: str) -> dict[str, Any]:
         side = copy.deepcopy(fixture("rest/pull-request.json")["head"])
-        side.update({"label": f"{repository.owner}:{branch}", "ref": branch, "sha": sha,
-                     "user": copy.deepcopy(self.user(repository.owner)), "repo": self.repository_payload(repository)})
+        side.update(
+            {
+                "label": f"{repository.owner}:{branch}",
+                "ref": branch,
+                "sha": sha,
+                "user": copy.deepcopy(self.user(repository.owner)),
+                "repo": self.repository_payload(repository),
+            }
+        )
         return side
 
-    def open_pull_request(self, owner: str, name: str, *, head: str, base: str | None = None, title: str = "Change",
-                          body: str | None = None, draft: bool = False, author: str | None = None,
-                          number: int | None = None, unique: bool = True) -> dict[str, Any]:
+    def open_pull_request(
+        self,
+        owner: str,
+        name: str,
+        *,
+        head: str,
+        base: str | None = None,
+        title: str = "Change",
+        body: str | None = None,
+        draft: bool = False,
+        author: str | None = None,
+        number: int | None = None,
+        unique: bool = True,
+    ) -> dict[str, Any]:
         """Open a pull request from branch ``head`` (same repository) into ``base``; emits ``pull_request.opened``.
 
         ``unique=False`` allows a second open pull request for the same head and
@@ -273,7 +299,10 @@ class World:
             head_sha, base_sha = repository.tip(head), repository.tip(base)
             if head_sha is None or base_sha is None:
                 raise ApiError(422, "Validation Failed")
-            if unique and any(p["state"] == "open" and p["head"]["ref"] == head and p["base"]["ref"] == base for p in repository.pulls.values()):
+            if unique and any(
+                p["state"] == "open" and p["head"]["ref"] == head and p["base"]["ref"] == base
+                for p in repository.pulls.values()
+            ):
                 raise ApiError(422, f"A pull request already exists for {owner}:{head}.")
             if number is None:
                 number = repository.next_number
@@ -282,28 +311,78 @@ class World:
             pull = copy.deepcopy(fixture("rest/pull-request.json"))
             api, html = f"{API}/repos/{repository.full_name}", f"{WEB}/{repository.full_name}"
             pull_id = self.new_id()
-            pull.update({
-                "url": f"{api}/pulls/{number}", "id": pull_id, "node_id": f"PR_sim{pull_id}", "html_url": f"{html}/pull/{number}",
-                "diff_url": f"{html}/pull/{number}.diff", "patch_url": f"{html}/pull/{number}.patch",
-                "issue_url": f"{api}/issues/{number}", "commits_url": f"{api}/pulls/{number}/commits",
-                "review_comments_url": f"{api}/pulls/{number}/comments", "review_comment_url": f"{api}/pulls/comments{{/number}}",
-                "comments_url": f"{api}/issues/{number}/comments", "statuses_url": f"{api}/statuses/{head_sha}",
-                "number": number, "state": "open", "locked": False, "title": title, "body": body,
-                "user": copy.deepcopy(self.user(author or repository.owner)), "labels": [], "milestone": None,
-                "active_lock_reason": None, "created_at": now, "updated_at": now, "closed_at": None, "merged_at": None,
-                "merge_commit_sha": None, "assignee": None, "assignees": [], "requested_reviewers": [], "requested_teams": [],
-                "head": self._pull_side(repository, head, head_sha), "base": self._pull_side(repository, base, base_sha),
-                "author_association": "OWNER", "auto_merge": None, "draft": draft, "merged": False, "mergeable": True,
-                "rebaseable": True, "mergeable_state": "draft" if draft else "clean", "merged_by": None, "comments": 0,
-                "review_comments": 0, "maintainer_can_modify": False, "commits": 1, "additions": 1, "deletions": 0, "changed_files": 1,
-            })
-            pull["_links"] = {key: {"href": value} for key, value in {
-                "self": pull["url"], "html": pull["html_url"], "issue": pull["issue_url"], "comments": pull["comments_url"],
-                "review_comments": pull["review_comments_url"], "review_comment": pull["review_comment_url"],
-                "commits": pull["commits_url"], "statuses": pull["statuses_url"]}.items()}
+            pull.update(
+                {
+                    "url": f"{api}/pulls/{number}",
+                    "id": pull_id,
+                    "node_id": f"PR_sim{pull_id}",
+                    "html_url": f"{html}/pull/{number}",
+                    "diff_url": f"{html}/pull/{number}.diff",
+                    "patch_url": f"{html}/pull/{number}.patch",
+                    "issue_url": f"{api}/issues/{number}",
+                    "commits_url": f"{api}/pulls/{number}/commits",
+                    "review_comments_url": f"{api}/pulls/{number}/comments",
+                    "review_comment_url": f"{api}/pulls/comments{{/number}}",
+                    "comments_url": f"{api}/issues/{number}/comments",
+                    "statuses_url": f"{api}/statuses/{head_sha}",
+                    "number": number,
+                    "state": "open",
+                    "locked": False,
+                    "title": title,
+                    "body": body,
+                    "user": copy.deepcopy(self.user(author or repository.owner)),
+                    "labels": [],
+                    "milestone": None,
+                    "active_lock_reason": None,
+                    "created_at": now,
+                    "updated_at": now,
+                    "closed_at": None,
+                    "merged_at": None,
+                    "merge_commit_sha": None,
+                    "assignee": None,
+                    "assignees": [],
+                    "requested_reviewers": [],
+                    "requested_teams": [],
+                    "head": self._pull_side(repository, head, head_sha),
+                    "base": self._pull_side(repository, base, base_sha),
+                    "author_association": "OWNER",
+                    "auto_merge": None,
+                    "draft": draft,
+                    "merged": False,
+                    "mergeable": True,
+                    "rebaseable": True,
+                    "mergeable_state": "draft" if draft else "clean",
+                    "merged_by": None,
+                    "comments": 0,
+                    "review_comments": 0,
+                    "maintainer_can_modify": False,
+                    "commits": 1,
+                    "additions": 1,
+                    "deletions": 0,
+                    "changed_files": 1,
+                }
+            )
+            pull["_links"] = {
+                key: {"href": value}
+                for key, value in {
+                    "self": pull["url"],
+                    "html": pull["html_url"],
+                    "issue": pull["issue_url"],
+                    "comments": pull["comments_url"],
+                    "review_comments": pull["review_comments_url"],
+                    "review_comment": pull["review_comment_url"],
+                    "commits": pull["commits_url"],
+                    "statuses": pull["statuses_url"],
+                }.items()
+            }
             repository.pulls[number] = pull
-            for collection in (repository.issue_comments, repository.issue_reactions, repository.reviews,
-                               repository.review_comments, repository.threads):
+            for collection in (
+                repository.issue_comments,
+                repository.issue_reactions,
+                repository.reviews,
+                repository.review_comments,
+                repository.threads,
+            ):
                 collection.setdefault(number, [])
         self.emit("pull_request.opened", repository=repository, number=number, pull=pull)
         return pull
@@ -372,7 +451,9 @@ class World:
                 pull["base"] = self._pull_side(repository, changes["base"], repository.tip(changes["base"]) or "")
             state = changes.get("state")
             if state == "closed" and pull["state"] == "open":
-                pull.update({"state": "closed", "closed_at": self.clock.iso(), "mergeable": None, "mergeable_state": "unknown"})
+                pull.update(
+                    {"state": "closed", "closed_at": self.clock.iso(), "mergeable": None, "mergeable_state": "unknown"}
+                )
             elif state == "open" and pull["state"] == "closed" and not pull["merged"]:
                 pull.update({"state": "open", "closed_at": None, "mergeable": True, "mergeable_state": "clean"})
                 self.refresh_pull(repository, pull)
@@ -390,8 +471,17 @@ class World:
         self.emit("pull_request.ready_for_review", repository=repository, number=number, pull=pull)
         return pull
 
-    def merge_pull_request(self, owner: str, name: str, number: int, *, sha: str | None = None, method: str = "merge",
-                           title: str | None = None, message: str | None = None) -> dict[str, Any]:
+    def merge_pull_request(
+        self,
+        owner: str,
+        name: str,
+        number: int,
+        *,
+        sha: str | None = None,
+        method: str = "merge",
+        title: str | None = None,
+        message: str | None = None,
+    ) -> dict[str, Any]:
         """Merge like the merge button: 405 unless open and mergeable, 409 when ``sha`` is not the head."""
         repository = self.repository(owner, name)
         with self.lock:
@@ -400,13 +490,31 @@ class World:
                 raise ApiError(405, "Pull Request is not mergeable")
             if sha is not None and sha != pull["head"]["sha"]:
                 raise ApiError(409, "Head branch was modified. Review and try the merge again.")
-            headline = title or (f"Merge pull request #{number} from {pull['head']['label'].replace(':', '/')}"
-                                 if method == "merge" else f"{pull['title']} (#{number})")
-            merged_sha = repository.bare.merge(pull["base"]["ref"], pull["head"]["sha"], f"{headline}\n\n{message or ''}".rstrip() + "\n",
-                                               self.clock.now, method)
+            headline = title or (
+                f"Merge pull request #{number} from {pull['head']['label'].replace(':', '/')}"
+                if method == "merge"
+                else f"{pull['title']} (#{number})"
+            )
+            merged_sha = repository.bare.merge(
+                pull["base"]["ref"],
+                pull["head"]["sha"],
+                f"{headline}\n\n{message or ''}".rstrip() + "\n",
+                self.clock.now,
+                method,
+            )
             now = self.clock.iso()
-            pull.update({"state": "closed", "merged": True, "merged_at": now, "closed_at": now, "merge_commit_sha": merged_sha,
-                         "merged_by": copy.deepcopy(self.user(repository.owner)), "mergeable": None, "mergeable_state": "unknown"})
+            pull.update(
+                {
+                    "state": "closed",
+                    "merged": True,
+                    "merged_at": now,
+                    "closed_at": now,
+                    "merge_commit_sha": merged_sha,
+                    "merged_by": copy.deepcopy(self.user(repository.owner)),
+                    "mergeable": None,
+                    "mergeable_state": "unknown",
+                }
+            )
             pull["base"]["sha"] = merged_sha
             self._touch_pull(pull)
         self.emit("pull_request.merged", repository=repository, number=number, pull=pull)
@@ -419,8 +527,17 @@ class World:
             raise ApiError(404, "Not Found")
         return repository.issue_comments.setdefault(number, [])
 
-    def add_issue_comment(self, owner: str, name: str, number: int, user: dict[str, Any] | str, body: str, *,
-                          created_at: str | None = None, updated_at: str | None = None) -> dict[str, Any]:
+    def add_issue_comment(
+        self,
+        owner: str,
+        name: str,
+        number: int,
+        user: dict[str, Any] | str,
+        body: str,
+        *,
+        created_at: str | None = None,
+        updated_at: str | None = None,
+    ) -> dict[str, Any]:
         """Post an issue comment as ``user`` (login or simple-user dict); emits ``issue_comment.created``."""
         repository = self.repository(owner, name)
         account = self.user(user) if isinstance(user, str) else user
@@ -429,12 +546,20 @@ class World:
             comment = copy.deepcopy(fixture("rest/issue-comment.json"))
             comment_id = self.new_id()
             created = created_at or self.clock.iso()
-            comment.update({"id": comment_id, "node_id": f"IC_sim{comment_id}", "body": body, "user": copy.deepcopy(account),
-                            "created_at": created, "updated_at": updated_at or created,
-                            "url": f"{API}/repos/{repository.full_name}/issues/comments/{comment_id}",
-                            "html_url": f"{WEB}/{repository.full_name}/pull/{number}#issuecomment-{comment_id}",
-                            "issue_url": f"{API}/repos/{repository.full_name}/issues/{number}",
-                            "author_association": "OWNER" if account["login"] == repository.owner else "NONE"})
+            comment.update(
+                {
+                    "id": comment_id,
+                    "node_id": f"IC_sim{comment_id}",
+                    "body": body,
+                    "user": copy.deepcopy(account),
+                    "created_at": created,
+                    "updated_at": updated_at or created,
+                    "url": f"{API}/repos/{repository.full_name}/issues/comments/{comment_id}",
+                    "html_url": f"{WEB}/{repository.full_name}/pull/{number}#issuecomment-{comment_id}",
+                    "issue_url": f"{API}/repos/{repository.full_name}/issues/{number}",
+                    "author_association": "OWNER" if account["login"] == repository.owner else "NONE",
+                }
+            )
             comments.append(comment)
             repository.pulls[number]["comments"] = len(comments)
         self.emit("issue_comment.created", repository=repository, number=number, comment=comment)
@@ -467,12 +592,28 @@ class World:
     def _reaction(self, user: dict[str, Any], content: str, created_at: str | None) -> dict[str, Any]:
         reaction = copy.deepcopy(fixture("rest/reaction.json"))
         reaction_id = self.new_id()
-        reaction.update({"id": reaction_id, "node_id": f"REA_sim{reaction_id}", "user": copy.deepcopy(user), "content": content,
-                         "created_at": created_at or self.clock.iso()})
+        reaction.update(
+            {
+                "id": reaction_id,
+                "node_id": f"REA_sim{reaction_id}",
+                "user": copy.deepcopy(user),
+                "content": content,
+                "created_at": created_at or self.clock.iso(),
+            }
+        )
         return reaction
 
-    def add_reaction(self, owner: str, name: str, number: int, user: dict[str, Any] | str, content: str, *,
-                     created_at: str | None = None, comment_id: int | None = None) -> tuple[dict[str, Any], bool]:
+    def add_reaction(
+        self,
+        owner: str,
+        name: str,
+        number: int,
+        user: dict[str, Any] | str,
+        content: str,
+        *,
+        created_at: str | None = None,
+        comment_id: int | None = None,
+    ) -> tuple[dict[str, Any], bool]:
         """React on the pull request (or on one of its issue comments); returns (reaction, created).
 
         Like GitHub, a second identical reaction by the same account returns the first.
@@ -505,9 +646,19 @@ class World:
 
     # -- reviews, review comments and threads -------------------------------
 
-    def add_review(self, owner: str, name: str, number: int, user: dict[str, Any] | str, body: str, state: str, *,
-                   commit_id: str | None = None, submitted_at: str | None = None,
-                   comments: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    def add_review(
+        self,
+        owner: str,
+        name: str,
+        number: int,
+        user: dict[str, Any] | str,
+        body: str,
+        state: str,
+        *,
+        commit_id: str | None = None,
+        submitted_at: str | None = None,
+        comments: Sequence[dict[str, Any]] = (),
+    ) -> dict[str, Any]:
         """Submit a review; each of ``comments`` ({path, line, body}) opens a review thread."""
         repository = self.repository(owner, name)
         account = self.user(user) if isinstance(user, str) else user
@@ -516,61 +667,147 @@ class World:
             commit_id = commit_id or pull["head"]["sha"]
             review = copy.deepcopy(fixture("rest/pull-request-review.json"))
             review_id = self.new_id()
-            review.update({"id": review_id, "node_id": f"PRR_sim{review_id}", "user": copy.deepcopy(account), "body": body, "state": state,
-                           "commit_id": commit_id, "submitted_at": submitted_at or self.clock.iso(),
-                           "html_url": f"{WEB}/{repository.full_name}/pull/{number}#pullrequestreview-{review_id}",
-                           "pull_request_url": pull["url"], "author_association": "OWNER" if account["login"] == repository.owner else "NONE"})
+            review.update(
+                {
+                    "id": review_id,
+                    "node_id": f"PRR_sim{review_id}",
+                    "user": copy.deepcopy(account),
+                    "body": body,
+                    "state": state,
+                    "commit_id": commit_id,
+                    "submitted_at": submitted_at or self.clock.iso(),
+                    "html_url": f"{WEB}/{repository.full_name}/pull/{number}#pullrequestreview-{review_id}",
+                    "pull_request_url": pull["url"],
+                    "author_association": "OWNER" if account["login"] == repository.owner else "NONE",
+                }
+            )
             review["_links"] = {"html": {"href": review["html_url"]}, "pull_request": {"href": pull["url"]}}
             repository.reviews.setdefault(number, []).append(review)
             for item in comments:
-                self.add_review_thread(owner, name, number, account, item["body"], path=item.get("path", "README.md"),
-                                       line=item.get("line", 1), commit_id=commit_id, review_id=review_id,
-                                       created_at=review["submitted_at"])
+                self.add_review_thread(
+                    owner,
+                    name,
+                    number,
+                    account,
+                    item["body"],
+                    path=item.get("path", "README.md"),
+                    line=item.get("line", 1),
+                    commit_id=commit_id,
+                    review_id=review_id,
+                    created_at=review["submitted_at"],
+                )
         self.emit("review.submitted", repository=repository, number=number, review=review)
         return review
 
-    def _review_comment(self, repository: Repository, number: int, account: dict[str, Any], body: str, *, path: str, line: int | None,
-                        commit_id: str, original_commit_id: str, created_at: str | None, review_id: int | None,
-                        in_reply_to: int | None) -> dict[str, Any]:
+    def _review_comment(
+        self,
+        repository: Repository,
+        number: int,
+        account: dict[str, Any],
+        body: str,
+        *,
+        path: str,
+        line: int | None,
+        commit_id: str,
+        original_commit_id: str,
+        created_at: str | None,
+        review_id: int | None,
+        in_reply_to: int | None,
+    ) -> dict[str, Any]:
         comment = copy.deepcopy(fixture("rest/pull-request-review-comment.json"))
         comment_id = self.new_id()
         created = created_at or self.clock.iso()
         api = f"{API}/repos/{repository.full_name}"
-        comment.update({"id": comment_id, "node_id": f"PRRC_sim{comment_id}", "user": copy.deepcopy(account), "body": body,
-                        "commit_id": commit_id, "original_commit_id": original_commit_id, "created_at": created, "updated_at": created,
-                        "path": path, "line": line, "original_line": line, "position": line, "original_position": line,
-                        "start_line": None, "original_start_line": None, "start_side": None, "side": "RIGHT",
-                        "pull_request_review_id": review_id or 0, "in_reply_to_id": in_reply_to,
-                        "url": f"{api}/pulls/comments/{comment_id}", "pull_request_url": f"{api}/pulls/{number}",
-                        "html_url": f"{WEB}/{repository.full_name}/pull/{number}#discussion_r{comment_id}",
-                        "author_association": "OWNER" if account["login"] == repository.owner else "NONE"})
+        comment.update(
+            {
+                "id": comment_id,
+                "node_id": f"PRRC_sim{comment_id}",
+                "user": copy.deepcopy(account),
+                "body": body,
+                "commit_id": commit_id,
+                "original_commit_id": original_commit_id,
+                "created_at": created,
+                "updated_at": created,
+                "path": path,
+                "line": line,
+                "original_line": line,
+                "position": line,
+                "original_position": line,
+                "start_line": None,
+                "original_start_line": None,
+                "start_side": None,
+                "side": "RIGHT",
+                "pull_request_review_id": review_id or 0,
+                "in_reply_to_id": in_reply_to,
+                "url": f"{api}/pulls/comments/{comment_id}",
+                "pull_request_url": f"{api}/pulls/{number}",
+                "html_url": f"{WEB}/{repository.full_name}/pull/{number}#discussion_r{comment_id}",
+                "author_association": "OWNER" if account["login"] == repository.owner else "NONE",
+            }
+        )
         if in_reply_to is None:
             comment.pop("in_reply_to_id")
-        comment["_links"] = {"self": {"href": comment["url"]}, "html": {"href": comment["html_url"]},
-                             "pull_request": {"href": comment["pull_request_url"]}}
+        comment["_links"] = {
+            "self": {"href": comment["url"]},
+            "html": {"href": comment["html_url"]},
+            "pull_request": {"href": comment["pull_request_url"]},
+        }
         return comment
 
-    def add_review_thread(self, owner: str, name: str, number: int, user: dict[str, Any] | str, body: str, *, path: str = "README.md",
-                          line: int | None = 1, commit_id: str | None = None, review_id: int | None = None,
-                          created_at: str | None = None) -> dict[str, Any]:
+    def add_review_thread(
+        self,
+        owner: str,
+        name: str,
+        number: int,
+        user: dict[str, Any] | str,
+        body: str,
+        *,
+        path: str = "README.md",
+        line: int | None = 1,
+        commit_id: str | None = None,
+        review_id: int | None = None,
+        created_at: str | None = None,
+    ) -> dict[str, Any]:
         """A review comment (REST) that roots a review thread (GraphQL); returns the thread."""
         repository = self.repository(owner, name)
         account = self.user(user) if isinstance(user, str) else user
         with self.lock:
             pull = self.pull_request(owner, name, number)
             commit = commit_id or pull["head"]["sha"]
-            comment = self._review_comment(repository, number, account, body, path=path, line=line, commit_id=commit,
-                                           original_commit_id=commit, created_at=created_at, review_id=review_id, in_reply_to=None)
+            comment = self._review_comment(
+                repository,
+                number,
+                account,
+                body,
+                path=path,
+                line=line,
+                commit_id=commit,
+                original_commit_id=commit,
+                created_at=created_at,
+                review_id=review_id,
+                in_reply_to=None,
+            )
             repository.review_comments.setdefault(number, []).append(comment)
-            thread = {"id": f"PRRT_sim{comment['id']}", "isResolved": False, "isOutdated": False, "path": path, "line": line,
-                      "originalLine": line, "startLine": None, "diffSide": "RIGHT", "commit": commit, "resolvedBy": None,
-                      "comments": [{"rest": comment}]}
+            thread = {
+                "id": f"PRRT_sim{comment['id']}",
+                "isResolved": False,
+                "isOutdated": False,
+                "path": path,
+                "line": line,
+                "originalLine": line,
+                "startLine": None,
+                "diffSide": "RIGHT",
+                "commit": commit,
+                "resolvedBy": None,
+                "comments": [{"rest": comment}],
+            }
             repository.threads.setdefault(number, []).append(thread)
         self.emit("review_thread.created", repository=repository, number=number, thread=thread)
         return thread
 
-    def reply_to_review_comment(self, owner: str, name: str, number: int, comment_id: int, user: dict[str, Any] | str,
-                                body: str) -> dict[str, Any]:
+    def reply_to_review_comment(
+        self, owner: str, name: str, number: int, comment_id: int, user: dict[str, Any] | str, body: str
+    ) -> dict[str, Any]:
         """Reply in the thread of review comment ``comment_id`` (GitHub replies to the thread's root)."""
         repository = self.repository(owner, name)
         account = self.user(user) if isinstance(user, str) else user
@@ -578,9 +815,19 @@ class World:
             thread = self.thread_of_comment(repository, number, comment_id)
             root = thread["comments"][0]["rest"]
             pull = self.pull_request(owner, name, number)
-            comment = self._review_comment(repository, number, account, body, path=root["path"], line=root["line"],
-                                           commit_id=pull["head"]["sha"], original_commit_id=root["original_commit_id"],
-                                           created_at=None, review_id=None, in_reply_to=root["id"])
+            comment = self._review_comment(
+                repository,
+                number,
+                account,
+                body,
+                path=root["path"],
+                line=root["line"],
+                commit_id=pull["head"]["sha"],
+                original_commit_id=root["original_commit_id"],
+                created_at=None,
+                review_id=None,
+                in_reply_to=root["id"],
+            )
             repository.review_comments[number].append(comment)
             thread["comments"].append({"rest": comment})
         self.emit("review_comment.replied", repository=repository, number=number, comment=comment, thread=thread)
@@ -608,38 +855,81 @@ class World:
         with self.lock:
             thread["isResolved"] = resolved
             thread["resolvedBy"] = copy.deepcopy(user) if resolved else None
-        self.emit("review_thread.resolved" if resolved else "review_thread.unresolved", repository=repository, number=number, thread=thread)
+        self.emit(
+            "review_thread.resolved" if resolved else "review_thread.unresolved",
+            repository=repository,
+            number=number,
+            thread=thread,
+        )
         return thread
 
     # -- checks and statuses ---------------------------------------------
 
-    def add_check_run(self, owner: str, name: str, head_sha: str, check_name: str, *, status: str = "completed",
-                      conclusion: str | None = "success", app_id: int | None = None) -> dict[str, Any]:
+    def add_check_run(
+        self,
+        owner: str,
+        name: str,
+        head_sha: str,
+        check_name: str,
+        *,
+        status: str = "completed",
+        conclusion: str | None = "success",
+        app_id: int | None = None,
+    ) -> dict[str, Any]:
         repository = self.repository(owner, name)
         with self.lock:
             run = copy.deepcopy(fixture("rest/check-run-paginated.json")["check_runs"][0])
             run_id = self.new_id()
             now = self.clock.iso()
-            run.update({"id": run_id, "node_id": f"CR_sim{run_id}", "name": check_name, "status": status,
-                        "conclusion": conclusion if status == "completed" else None, "head_sha": head_sha, "started_at": now,
-                        "completed_at": now if status == "completed" else None,
-                        "url": f"{API}/repos/{repository.full_name}/check-runs/{run_id}",
-                        "html_url": f"{WEB}/{repository.full_name}/runs/{run_id}", "pull_requests": []})
+            run.update(
+                {
+                    "id": run_id,
+                    "node_id": f"CR_sim{run_id}",
+                    "name": check_name,
+                    "status": status,
+                    "conclusion": conclusion if status == "completed" else None,
+                    "head_sha": head_sha,
+                    "started_at": now,
+                    "completed_at": now if status == "completed" else None,
+                    "url": f"{API}/repos/{repository.full_name}/check-runs/{run_id}",
+                    "html_url": f"{WEB}/{repository.full_name}/runs/{run_id}",
+                    "pull_requests": [],
+                }
+            )
             if app_id is not None:
                 run["app"]["id"] = app_id  # the app the run comes from (15368 is GitHub Actions)
             repository.check_runs.append(run)
             return run
 
-    def add_status(self, owner: str, name: str, sha: str, context: str, state: str, *, description: str | None = None,
-                   target_url: str | None = None) -> dict[str, Any]:
+    def add_status(
+        self,
+        owner: str,
+        name: str,
+        sha: str,
+        context: str,
+        state: str,
+        *,
+        description: str | None = None,
+        target_url: str | None = None,
+    ) -> dict[str, Any]:
         repository = self.repository(owner, name)
         with self.lock:
             status = copy.deepcopy(fixture("rest/combined-commit-status.json")["statuses"][0])
             status_id = self.new_id()
             now = self.clock.iso()
-            status.update({"id": status_id, "node_id": f"SC_sim{status_id}", "context": context, "state": state,
-                           "description": description, "target_url": target_url, "created_at": now, "updated_at": now,
-                           "url": f"{API}/repos/{repository.full_name}/statuses/{sha}"})
+            status.update(
+                {
+                    "id": status_id,
+                    "node_id": f"SC_sim{status_id}",
+                    "context": context,
+                    "state": state,
+                    "description": description,
+                    "target_url": target_url,
+                    "created_at": now,
+                    "updated_at": now,
+                    "url": f"{API}/repos/{repository.full_name}/statuses/{sha}",
+                }
+            )
             statuses = repository.statuses.setdefault(sha, [])
             # The combined status keeps the latest status per context.
             statuses[:] = [s for s in statuses if s["context"] != context] + [status]
@@ -660,10 +950,27 @@ class World:
         with self.lock:
             self.faults.append(Fault(method, re.compile(pattern), times, kind, **options))
 
-    def fail(self, method: str, pattern: str, status: int, *, times: int = 1, headers: dict[str, str] | None = None,
-             body: bytes | None = None, echo_authorization: bool = False) -> None:
-        self.add_fault(method, pattern, times, "status", status=status, headers=headers or {}, echo_authorization=echo_authorization,
-                       **({"body": body} if body is not None else {}))
+    def fail(
+        self,
+        method: str,
+        pattern: str,
+        status: int,
+        *,
+        times: int = 1,
+        headers: dict[str, str] | None = None,
+        body: bytes | None = None,
+        echo_authorization: bool = False,
+    ) -> None:
+        self.add_fault(
+            method,
+            pattern,
+            times,
+            "status",
+            status=status,
+            headers=headers or {},
+            echo_authorization=echo_authorization,
+            **({"body": body} if body is not None else {}),
+        )
 
     def stall(self, method: str, pattern: str, seconds: float, *, times: int = 1) -> None:
         """Hold the answer for ``seconds`` of wall time: the one fault about a real client timeout."""
@@ -679,12 +986,17 @@ class World:
         self.add_fault("POST", r"^/graphql$", times, "graphql-errors")
 
     def drip(self, method: str, pattern: str, seconds: float, *, times: int = 1) -> None:
-        """Send the normal answer one byte every ``seconds`` of wall time (each read succeeds; the whole never ends in time)."""
+        """Send the normal answer one byte every ``seconds`` of wall time.
+
+        Each read succeeds; the whole answer never ends in time.
+        """
         self.add_fault(method, pattern, times, "drip", seconds=seconds)
 
     def gzip_bomb(self, method: str, pattern: str, decompressed_bytes: int, *, times: int = 1) -> None:
         """A gzip body that inflates to ``decompressed_bytes`` of JSON whitespace."""
-        compressor = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # fast: the point is the ratio, not the size
+        compressor = zlib.compressobj(
+            1, zlib.DEFLATED, 16 + zlib.MAX_WBITS
+        )  # fast: the point is the ratio, not the size
         block, chunks = b" " * (1 << 20), []
         for _ in range(decompressed_bytes // len(block)):
             chunks.append(compressor.compress(block))
@@ -692,8 +1004,15 @@ class World:
         chunks.append(compressor.flush())
         self.add_fault(method, pattern, times, "gzip-bomb", body=b"".join(chunks))
 
-    def echo(self, method: str, pattern: str, edit: Callable[[Any, str], None] = lambda payload, authorization: None, *,
-             headers: dict[str, str] | None = None, times: int = 1) -> None:
+    def echo(
+        self,
+        method: str,
+        pattern: str,
+        edit: Callable[[Any, str], None] = lambda payload, authorization: None,
+        *,
+        headers: dict[str, str] | None = None,
+        times: int = 1,
+    ) -> None:
         """Echo the request's Authorization header into the answer: ``edit(payload, authorization)``
         changes the JSON payload in place; ``{authorization}`` in a header value is replaced by it."""
         self.add_fault(method, pattern, times, "echo", edit=edit, headers=headers or {})

@@ -35,7 +35,9 @@ class Api:
         payload = json.loads(raw) if raw else None
         return response.status_code, payload, dict(response.headers)
 
-    def graphql(self, query: str, variables: dict[str, Any] | None = None, *, token: str | None = None) -> dict[str, Any]:
+    def graphql(
+        self, query: str, variables: dict[str, Any] | None = None, *, token: str | None = None
+    ) -> dict[str, Any]:
         status, payload, _ = self("POST", "/graphql", {"query": query, "variables": variables or {}}, token=token)
         assert status == 200
         return payload
@@ -50,9 +52,17 @@ def make_world(root: Path) -> World:
 
 
 def git(cwd: Path, *args: str) -> str:
-    environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1",
-                   "GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "Dev", "GIT_AUTHOR_EMAIL": "dev@example.invalid",
-                   "GIT_COMMITTER_NAME": "Dev", "GIT_COMMITTER_EMAIL": "dev@example.invalid",
-                   "GIT_AUTHOR_DATE": "2026-10-01T09:00:00Z", "GIT_COMMITTER_DATE": "2026-10-01T09:00:00Z"}
+    environment = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(cwd),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_AUTHOR_NAME": "Dev",
+        "GIT_AUTHOR_EMAIL": "dev@example.invalid",
+        "GIT_COMMITTER_NAME": "Dev",
+        "GIT_COMMITTER_EMAIL": "dev@example.invalid",
+        "GIT_AUTHOR_DATE": "2026-10-01T09:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-10-01T09:00:00Z",
+    }
     completed = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=environment, check=True)
     return completed.stdout.strip()

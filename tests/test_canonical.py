@@ -18,7 +18,9 @@ from evaluator.errors import Rejected
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
 _keys = st.text(st.characters(min_codepoint=0, max_codepoint=0x7F), max_size=12)
 _scalars = st.none() | st.booleans() | st.integers(-policy.MAX_SAFE_INTEGER, policy.MAX_SAFE_INTEGER) | _text
-_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(_keys, inner, max_size=5), max_leaves=30)
+_values = st.recursive(
+    _scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(_keys, inner, max_size=5), max_leaves=30
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -37,9 +39,9 @@ def test_digest_is_sha256_of_canonical_bytes():
     import hashlib
 
     value = {"b": [1, "é"], "a": None}
-    assert canonical_bytes(value) == '{"a":null,"b":[1,"é"]}'.encode("utf-8")
+    assert canonical_bytes(value) == '{"a":null,"b":[1,"é"]}'.encode()
     assert digest(value) == hashlib.sha256(canonical_bytes(value)).hexdigest()
-    assert text_digest("é\n") == hashlib.sha256("é\n".encode("utf-8")).hexdigest()
+    assert text_digest("é\n") == hashlib.sha256("é\n".encode()).hexdigest()
 
 
 @pytest.mark.parametrize(

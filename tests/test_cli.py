@@ -108,7 +108,18 @@ def test_text_format_for_people():
 
     from tests.helpers import SCRIPT
 
-    completed = subprocess.run([sys.executable, str(SCRIPT), "--initial", str(FIXTURES / "initial" / "invalid" / "paths-not-sorted--reversed.json"), "--format", "text"], capture_output=True, text=True)
+    completed = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--initial",
+            str(FIXTURES / "initial" / "invalid" / "paths-not-sorted--reversed.json"),
+            "--format",
+            "text",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert completed.returncode == 1
     assert "paths-not-sorted" in completed.stdout and "/initial_snapshot/paths" in completed.stdout
 
@@ -120,7 +131,9 @@ def test_text_format_in_either_spelling(spelling):
 
     from tests.helpers import SCRIPT
 
-    completed = subprocess.run([sys.executable, str(SCRIPT), "--initial", str(MAXIMAL), *spelling], capture_output=True, text=True)
+    completed = subprocess.run(
+        [sys.executable, str(SCRIPT), "--initial", str(MAXIMAL), *spelling], capture_output=True, text=True
+    )
     assert completed.returncode == 0
     assert completed.stdout.startswith("check: initial\nok: yes\n")
 
@@ -165,7 +178,12 @@ def test_usage_error_names_the_check_it_was_asked_for():
 def test_malformed_risk_record_is_named_as_the_record(tmp_path):
     record = tmp_path / "record.json"
     record.write_bytes(b"{")
-    status, output, _ = run_cli("--initial", str(FIXTURES / "initial" / "valid" / "explicit-risk-acceptance.json"), "--risk-acceptance", str(record))
+    status, output, _ = run_cli(
+        "--initial",
+        str(FIXTURES / "initial" / "valid" / "explicit-risk-acceptance.json"),
+        "--risk-acceptance",
+        str(record),
+    )
     assert status == 1 and [e["code"] for e in output["errors"]] == ["risk-acceptance-invalid"]
 
 
@@ -181,7 +199,11 @@ def test_output_is_one_ascii_json_line_even_for_a_stray_byte_in_argv():
 
     from tests.helpers import SCRIPT
 
-    completed = subprocess.run([sys.executable, str(SCRIPT), "--state", str(MAXIMAL), b"\xff"], capture_output=True, env={"PYTHONIOENCODING": "ascii", "PATH": "/usr/bin:/bin"})
+    completed = subprocess.run(
+        [sys.executable, str(SCRIPT), "--state", str(MAXIMAL), b"\xff"],
+        capture_output=True,
+        env={"PYTHONIOENCODING": "ascii", "PATH": "/usr/bin:/bin"},
+    )
     assert completed.returncode == 2
     line = completed.stdout.decode("ascii")
     assert line.count("\n") == 1 and json.loads(line)["errors"][0]["code"] == "usage-error"
@@ -194,11 +216,18 @@ def test_non_ascii_documents_print_under_an_ascii_locale():
     from tests.helpers import SCRIPT
 
     path = FIXTURES / "initial" / "invalid" / "invalid-path--hfs-ignorable.json"
-    completed = subprocess.run([sys.executable, str(SCRIPT), "--initial", str(path)], capture_output=True, env={"PYTHONIOENCODING": "ascii", "PATH": "/usr/bin:/bin"})
+    completed = subprocess.run(
+        [sys.executable, str(SCRIPT), "--initial", str(path)],
+        capture_output=True,
+        env={"PYTHONIOENCODING": "ascii", "PATH": "/usr/bin:/bin"},
+    )
     assert completed.returncode == 1 and b"Traceback" not in completed.stderr
     assert json.loads(completed.stdout.decode("ascii"))["errors"][0]["code"] == "invalid-path"
 
 
-@pytest.mark.parametrize("args", [["--init", str(MAXIMAL)], ["--initial", str(MAXIMAL), "--approved-hash", "0" * 64, "--approved-hash", "1" * 64]])
+@pytest.mark.parametrize(
+    "args",
+    [["--init", str(MAXIMAL)], ["--initial", str(MAXIMAL), "--approved-hash", "0" * 64, "--approved-hash", "1" * 64]],
+)
 def test_abbreviated_or_repeated_flags_are_usage_errors(args):
     assert run_cli(*args)[0] == 2

@@ -24,8 +24,16 @@ WAKEUP = "ab" * 16
 
 
 def git(repo: Path, *args: str) -> str:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(repo.parent), "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_DATE": "2026-10-01T09:00:00Z", "GIT_COMMITTER_DATE": "2026-10-01T09:00:00Z"}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout.strip()
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(repo.parent),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_DATE": "2026-10-01T09:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-10-01T09:00:00Z",
+    }
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
 
 
 @pytest.fixture
@@ -53,7 +61,7 @@ def world(tmp_path, fake, monkeypatch):
     fake.refs[(REPOSITORY, "main")] = base
     fake.force_push(head0)
     gh = tmp_path / "gh"
-    gh.write_text("#!/bin/sh\ntouch \"$0.ran\"\nexit 1\n")
+    gh.write_text('#!/bin/sh\ntouch "$0.ran"\nexit 1\n')
     gh.chmod(0o755)
     registry = tmp_path / "codex" / "automations"
     registry.mkdir(parents=True)
@@ -81,13 +89,32 @@ def write_automation(world, status: str, prompt: str) -> None:
     folder.mkdir(exist_ok=True)
     key = markers.automation_key(policy.HOST, REPOSITORY, PR_NUMBER, RUN_ID)
     (folder / "automation.toml").write_text(
-        f'version = 1\nid = "{AUTOMATION_ID}"\nname = "{key}"\nprompt = {json.dumps(prompt)}\nstatus = "{status}"\nrrule = "RRULE:{policy.HEARTBEAT_RRULE}"\n'
+        f'version = 1\nid = "{AUTOMATION_ID}"\nname = "{key}"\nprompt = {json.dumps(prompt)}\n'
+        f'status = "{status}"\nrrule = "RRULE:{policy.HEARTBEAT_RRULE}"\n'
     )
 
 
 def test_a_reuse_pr_loop_from_initial_snapshot_to_finalization(capsys, world):
     fake, repo = world["fake"], world["repo"]
-    snapshot = collect(capsys, world, "initial", "--checkout", str(repo), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", "src/app.py", "--command", json.dumps(["/usr/bin/git", "diff", "--check"]), "--commit", "--push")
+    snapshot = collect(
+        capsys,
+        world,
+        "initial",
+        "--checkout",
+        str(repo),
+        "--repository",
+        REPOSITORY,
+        "--base",
+        "main",
+        "--head",
+        "feature/loop",
+        "--path",
+        "src/app.py",
+        "--command",
+        json.dumps(["/usr/bin/git", "diff", "--check"]),
+        "--commit",
+        "--push",
+    )
     assert snapshot["existing_pr_number"] == PR_NUMBER and snapshot["current_head_sha"] == world["head0"]
     assert snapshot["remote_name"] == "origin" and snapshot["authenticated_user_id"] == USERS["loop_owner"]["id"]
     manifest = samples.initial_manifest(snapshot)
@@ -96,7 +123,16 @@ def test_a_reuse_pr_loop_from_initial_snapshot_to_finalization(capsys, world):
     initial = samples.seal_initial(snapshot, manifest)
     verdict = run_initial(initial, approved_hash=None, risk_record=None)
     assert verdict["ok"] is True, verdict
-    assert verdict["operations"] == ["fetch-base", "run-validation", "stage-files", "commit", "push", "reuse-pr", "request-codex-review", "bootstrap-automation"]
+    assert verdict["operations"] == [
+        "fetch-base",
+        "run-validation",
+        "stage-files",
+        "commit",
+        "push",
+        "reuse-pr",
+        "request-codex-review",
+        "bootstrap-automation",
+    ]
 
     # Carry out the initial writes: commit, push, request, a PAUSED inert stub.
     git(repo, "commit", "-q", "-am", "fix greeting")
@@ -106,7 +142,23 @@ def test_a_reuse_pr_loop_from_initial_snapshot_to_finalization(capsys, world):
     fake.add_request(0, at(60), sha=head1)
     write_automation(world, "PAUSED", "inert")
 
-    prompt = collect(capsys, world, "--observed-at", at(90), "prompt", "--initial", write(world, "initial.json", initial), "--pr", str(PR_NUMBER), "--automation-id", AUTOMATION_ID, "--checkout", str(repo), "--registry", str(world["registry"]))
+    prompt = collect(
+        capsys,
+        world,
+        "--observed-at",
+        at(90),
+        "prompt",
+        "--initial",
+        write(world, "initial.json", initial),
+        "--pr",
+        str(PR_NUMBER),
+        "--automation-id",
+        AUTOMATION_ID,
+        "--checkout",
+        str(repo),
+        "--registry",
+        str(world["registry"]),
+    )
     ready = run_prompt(prompt)
     assert ready["ok"] is True, ready
     assert ready["automation_key"] == markers.automation_key(policy.HOST, REPOSITORY, PR_NUMBER, RUN_ID)
@@ -114,7 +166,17 @@ def test_a_reuse_pr_loop_from_initial_snapshot_to_finalization(capsys, world):
     # Update and activate the stub; the first wakeup verifies the activation.
     write_automation(world, "ACTIVE", ready["rendered_prompt"])
     checkpoint = write(world, "prompt.json", prompt)
-    wake = ["state", "--checkpoint", checkpoint, "--checkout", str(repo), "--wakeup-id", WAKEUP, "--registry", str(world["registry"])]
+    wake = [
+        "state",
+        "--checkpoint",
+        checkpoint,
+        "--checkout",
+        str(repo),
+        "--wakeup-id",
+        WAKEUP,
+        "--registry",
+        str(world["registry"]),
+    ]
     state = collect(capsys, world, "--observed-at", at(120), *wake)
     assert state["expected_prompt_sha256"] == ready["rendered_prompt_sha256"]
     assert run_state(state, approved_hash=None, now=None)["action"] == "wait"
@@ -127,9 +189,24 @@ def test_a_reuse_pr_loop_from_initial_snapshot_to_finalization(capsys, world):
     boundary = collect(capsys, world, "boundary", "--checkout", str(repo), "--repository", REPOSITORY)
     assert boundary["isolation"] == policy.ISOLATED and boundary["git"]["profile"] == policy.ISOLATED_PROFILE
     assert boundary == collect(capsys, world, "boundary", "--checkout", str(repo), "--repository", REPOSITORY)
-    assert boundary["git"]["git_metadata_snapshot_sha256"] != snapshot["execution_boundary"]["git"]["git_metadata_snapshot_sha256"]  # HEAD moved since
+    assert (
+        boundary["git"]["git_metadata_snapshot_sha256"]
+        != snapshot["execution_boundary"]["git"]["git_metadata_snapshot_sha256"]
+    )  # HEAD moved since
 
-    report = collect(capsys, world, "--observed-at", at(360), "report", "--repository", REPOSITORY, "--pr", str(PR_NUMBER), "--run-id", RUN_ID)
+    report = collect(
+        capsys,
+        world,
+        "--observed-at",
+        at(360),
+        "report",
+        "--repository",
+        REPOSITORY,
+        "--pr",
+        str(PR_NUMBER),
+        "--run-id",
+        RUN_ID,
+    )
     assert run_state(report, approved_hash=None, now=None)["reasons"] == ["clean"]
     assert not Path(str(world["gh"]) + ".ran").exists(), "the credential helper must never run while observing"
 
@@ -139,10 +216,34 @@ def test_a_stale_evaluator_or_a_paused_automation_stops_the_wakeup(capsys, world
     fake.add_request(0, at(60), sha=world["head0"])
     prompt = samples.prompt_document()  # any accepted checkpoint shape for this repository will do
     boot = prompt["bootstrap_snapshot"]
-    boot["state"].update(repository=REPOSITORY, pr_number=PR_NUMBER, run_id=RUN_ID, pr_url=f"https://github.com/{REPOSITORY}/pull/{PR_NUMBER}", head_branch="feature/loop", base_sha=world["base"], authenticated_user_id=USERS["loop_owner"]["id"], owned_automation_id=AUTOMATION_ID, evaluator_sha256="0" * 64)
+    boot["state"].update(
+        repository=REPOSITORY,
+        pr_number=PR_NUMBER,
+        run_id=RUN_ID,
+        pr_url=f"https://github.com/{REPOSITORY}/pull/{PR_NUMBER}",
+        head_branch="feature/loop",
+        base_sha=world["base"],
+        authenticated_user_id=USERS["loop_owner"]["id"],
+        owned_automation_id=AUTOMATION_ID,
+        evaluator_sha256="0" * 64,
+    )
     write_automation(world, "PAUSED", "inert")
     checkpoint = write(world, "prompt.json", prompt)
-    state = collect(capsys, world, "--observed-at", at(120), "state", "--checkpoint", checkpoint, "--checkout", str(repo), "--wakeup-id", WAKEUP, "--registry", str(world["registry"]))
+    state = collect(
+        capsys,
+        world,
+        "--observed-at",
+        at(120),
+        "state",
+        "--checkpoint",
+        checkpoint,
+        "--checkout",
+        str(repo),
+        "--wakeup-id",
+        WAKEUP,
+        "--registry",
+        str(world["registry"]),
+    )
     result = run_state(state, approved_hash=None, now=None)
     assert result["action"] == "state-inconsistency"
     assert {"evaluator-digest-changed", "automation-not-active", "automation-prompt-mismatch"} <= set(result["reasons"])
@@ -150,14 +251,53 @@ def test_a_stale_evaluator_or_a_paused_automation_stops_the_wakeup(capsys, world
 
 def test_prompt_collection_refuses_a_request_body_that_is_not_the_approved_one(capsys, world):
     fake, repo = world["fake"], world["repo"]
-    snapshot = collect(capsys, world, "initial", "--checkout", str(repo), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", "src/app.py", "--commit", "--push")
+    snapshot = collect(
+        capsys,
+        world,
+        "initial",
+        "--checkout",
+        str(repo),
+        "--repository",
+        REPOSITORY,
+        "--base",
+        "main",
+        "--head",
+        "feature/loop",
+        "--path",
+        "src/app.py",
+        "--commit",
+        "--push",
+    )
     manifest = samples.initial_manifest(snapshot)
     manifest.update(run_id=RUN_ID, review_request_body_template=markers.default_review_template(RUN_ID, 0))
     manifest["review_request_body_template_sha256"] = text_digest(manifest["review_request_body_template"])
     initial = write(world, "initial.json", samples.seal_initial(snapshot, manifest))
-    fake.add_issue_comment(USERS["loop_owner"], "@codex please fix everything\n" + markers.request_marker(RUN_ID, 0).replace("{{FINAL_HEAD_SHA}}", world["head0"]), at(60))
+    fake.add_issue_comment(
+        USERS["loop_owner"],
+        "@codex please fix everything\n"
+        + markers.request_marker(RUN_ID, 0).replace("{{FINAL_HEAD_SHA}}", world["head0"]),
+        at(60),
+    )
     write_automation(world, "PAUSED", "inert")
-    status = cli.main(["--api-url", fake.url, "--gh", str(world["gh"]), "prompt", "--initial", initial, "--pr", str(PR_NUMBER), "--automation-id", AUTOMATION_ID, "--checkout", str(repo), "--registry", str(world["registry"])])
+    status = cli.main(
+        [
+            "--api-url",
+            fake.url,
+            "--gh",
+            str(world["gh"]),
+            "prompt",
+            "--initial",
+            initial,
+            "--pr",
+            str(PR_NUMBER),
+            "--automation-id",
+            AUTOMATION_ID,
+            "--checkout",
+            str(repo),
+            "--registry",
+            str(world["registry"]),
+        ]
+    )
     captured = capsys.readouterr()
     assert status == 1 and captured.out == ""
     assert json.loads(captured.err)["errors"][0]["code"] == "request-body-mismatch"
@@ -166,7 +306,10 @@ def test_prompt_collection_refuses_a_request_body_that_is_not_the_approved_one(c
 def test_collector_failures_print_nothing_on_standard_output(capsys, world):
     fake, sleeps = world["fake"], []
     fake.fail("GET", r"/pulls/7$", 502, times=10)
-    status = cli.main(["--api-url", fake.url, "report", "--repository", REPOSITORY, "--pr", str(PR_NUMBER), "--run-id", RUN_ID], sleep=sleeps.append)
+    status = cli.main(
+        ["--api-url", fake.url, "report", "--repository", REPOSITORY, "--pr", str(PR_NUMBER), "--run-id", RUN_ID],
+        sleep=sleeps.append,
+    )
     captured = capsys.readouterr()
     assert status == 1 and captured.out == ""
     assert json.loads(captured.err)["errors"][0]["code"] == "github-server-error"
@@ -178,7 +321,27 @@ def test_collector_failures_print_nothing_on_standard_output(capsys, world):
 def test_two_open_pull_requests_on_the_head_branch_are_a_clean_error(capsys, world):
     fake, repo = world["fake"], world["repo"]
     fake.add_open_pull(8, "feature/loop", world["head0"])
-    status = cli.main(["--api-url", fake.url, "--gh", str(world["gh"]), "initial", "--checkout", str(repo), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", "src/app.py", "--commit", "--push"])
+    status = cli.main(
+        [
+            "--api-url",
+            fake.url,
+            "--gh",
+            str(world["gh"]),
+            "initial",
+            "--checkout",
+            str(repo),
+            "--repository",
+            REPOSITORY,
+            "--base",
+            "main",
+            "--head",
+            "feature/loop",
+            "--path",
+            "src/app.py",
+            "--commit",
+            "--push",
+        ]
+    )
     captured = capsys.readouterr()
     assert status == 1 and captured.out == ""
     assert json.loads(captured.err)["errors"][0]["code"] == "github-ambiguous-pull-request"
@@ -187,7 +350,27 @@ def test_two_open_pull_requests_on_the_head_branch_are_a_clean_error(capsys, wor
 def test_a_document_that_would_carry_the_token_is_not_printed(capsys, world):
     repo = world["repo"]
     (repo / TOKEN).write_text("a file whose name is the token\n")
-    status = cli.main(["--api-url", world["fake"].url, "--gh", str(world["gh"]), "initial", "--checkout", str(repo), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", TOKEN, "--commit", "--push"])
+    status = cli.main(
+        [
+            "--api-url",
+            world["fake"].url,
+            "--gh",
+            str(world["gh"]),
+            "initial",
+            "--checkout",
+            str(repo),
+            "--repository",
+            REPOSITORY,
+            "--base",
+            "main",
+            "--head",
+            "feature/loop",
+            "--path",
+            TOKEN,
+            "--commit",
+            "--push",
+        ]
+    )
     captured = capsys.readouterr()
     assert status == 1 and captured.out == ""
     assert json.loads(captured.err)["errors"][0]["code"] == "collector-credential-in-output"
@@ -196,9 +379,28 @@ def test_a_document_that_would_carry_the_token_is_not_printed(capsys, world):
 
 def test_recheck_paths_names_the_changed_path(capsys, world, tmp_path):
     repo = world["repo"]
-    snapshot = collect(capsys, world, "initial", "--checkout", str(repo), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", "src/app.py", "--commit", "--push")
+    snapshot = collect(
+        capsys,
+        world,
+        "initial",
+        "--checkout",
+        str(repo),
+        "--repository",
+        REPOSITORY,
+        "--base",
+        "main",
+        "--head",
+        "feature/loop",
+        "--path",
+        "src/app.py",
+        "--commit",
+        "--push",
+    )
     plan = write(world, "snapshot.json", snapshot)
-    assert collect(capsys, world, "recheck-paths", "--checkout", str(repo), "--document", plan) == {"ok": True, "paths": ["src/app.py"]}
+    assert collect(capsys, world, "recheck-paths", "--checkout", str(repo), "--document", plan) == {
+        "ok": True,
+        "paths": ["src/app.py"],
+    }
     (repo / "src" / "app.py").unlink()
     os.symlink("/etc/passwd", repo / "src" / "app.py")
     status = cli.main(["recheck-paths", "--checkout", str(repo), "--document", plan])
@@ -209,7 +411,22 @@ def test_recheck_paths_names_the_changed_path(capsys, world, tmp_path):
 
 
 def test_request_checkpoint_from_markers():
-    requests = [{"comment_id": 10, "created_at": "2026-11-29T10:00:00Z", "round": 0, "head_sha": "a" * 40, "body_sha256": "0" * 64}, {"comment_id": 20, "created_at": "2026-11-29T11:00:00+01:00", "round": 1, "head_sha": "b" * 40, "body_sha256": "0" * 64}]
+    requests = [
+        {
+            "comment_id": 10,
+            "created_at": "2026-11-29T10:00:00Z",
+            "round": 0,
+            "head_sha": "a" * 40,
+            "body_sha256": "0" * 64,
+        },
+        {
+            "comment_id": 20,
+            "created_at": "2026-11-29T11:00:00+01:00",
+            "round": 1,
+            "head_sha": "b" * 40,
+            "body_sha256": "0" * 64,
+        },
+    ]
     checkpoint = request_checkpoint(requests, [])
     assert checkpoint["fix_rounds"] == 1 and checkpoint["completed_request_keys"] == ["10:" + "a" * 40]
     assert checkpoint["request_key"] == "20:" + "b" * 40 and checkpoint["request_deadline"] == "2026-11-29T10:30:00Z"
@@ -221,9 +438,23 @@ def test_request_checkpoint_from_markers():
 
 def test_thread_classes():
     def entry(label, resolved=False, codex=True, addressed=None):
-        return {"thread": samples.thread(label), "is_resolved": resolved, "is_outdated": False, "root_is_codex": codex, "addressed_round": addressed}
+        return {
+            "thread": samples.thread(label),
+            "is_resolved": resolved,
+            "is_outdated": False,
+            "root_is_codex": codex,
+            "addressed_round": addressed,
+        }
 
-    classes = thread_classes([entry("a"), entry("b", addressed=1), entry("c", resolved=True), entry("d", codex=False), entry("e", codex=False, resolved=True)])
+    classes = thread_classes(
+        [
+            entry("a"),
+            entry("b", addressed=1),
+            entry("c", resolved=True),
+            entry("d", codex=False),
+            entry("e", codex=False, resolved=True),
+        ]
+    )
     assert [t["id"] for t in classes["actionable_codex_threads"]] == ["PRRT_kwDOa"]
     assert [t["id"] for t in classes["eligible_codex_threads"]] == ["PRRT_kwDOb"]
     assert classes["non_codex_rooted_threads"] == 1

@@ -19,7 +19,6 @@ from urllib.parse import quote
 import pytest
 
 from evaluator.redact import contains_secret
-
 from simulator.fakegithub import PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, at
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,14 +26,35 @@ COLLECTOR = ROOT / "scripts" / "collect_state.py"
 
 
 def run_collector(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    environment = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "NO_PROXY": "127.0.0.1", "GH_TOKEN": TOKEN}
+    environment = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "NO_PROXY": "127.0.0.1",
+        "GH_TOKEN": TOKEN,
+    }
     environment.update(env or {})
     environment = {key: value for key, value in environment.items() if value is not None}
-    return subprocess.run([sys.executable, str(COLLECTOR), *args], capture_output=True, text=True, env=environment, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(COLLECTOR), *args], capture_output=True, text=True, env=environment, timeout=120
+    )
 
 
 def report(fake, tmp_path: Path, *options: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return run_collector(tmp_path, "--api-url", fake.url, *options, "report", "--repository", REPOSITORY, "--pr", str(PR_NUMBER), "--run-id", RUN_ID, env=env)
+    return run_collector(
+        tmp_path,
+        "--api-url",
+        fake.url,
+        *options,
+        "report",
+        "--repository",
+        REPOSITORY,
+        "--pr",
+        str(PR_NUMBER),
+        "--run-id",
+        RUN_ID,
+        env=env,
+    )
 
 
 def one_error(completed: subprocess.CompletedProcess) -> dict:
@@ -68,7 +88,9 @@ def test_stats_follow_a_document(fake, tmp_path):
 
 def test_ghapi_debug_and_a_jwt_in_the_environment_change_nothing(fake, tmp_path):
     fake.add_request(0, at(10))
-    completed = report(fake, tmp_path, env={"GHAPI_DEBUG": "1", "GITHUB_JWT_TOKEN": "eyJhbGciOiJSUzI1NiJ9.fromTheEnvironment.sig"})
+    completed = report(
+        fake, tmp_path, env={"GHAPI_DEBUG": "1", "GITHUB_JWT_TOKEN": "eyJhbGciOiJSUzI1NiJ9.fromTheEnvironment.sig"}
+    )
     assert completed.returncode == 0, completed.stderr
     assert len(completed.stdout.splitlines()) == 1 and json.loads(completed.stdout)["pr_number"] == PR_NUMBER
     assert completed.stderr == ""
@@ -99,7 +121,11 @@ def no_token_anywhere(completed: subprocess.CompletedProcess, token: str = SENTI
 def test_a_server_echoing_the_token_gets_a_clean_error_and_no_token_is_printed(fake, tmp_path, variable):
     fake.token = SENTINEL
     fake.add_request(0, at(10))
-    fake.echo("GET", r"/pulls/7$", lambda payload, authorization: payload["head"].update(sha=authorization, ref="feature/" + SENTINEL))
+    fake.echo(
+        "GET",
+        r"/pulls/7$",
+        lambda payload, authorization: payload["head"].update(sha=authorization, ref="feature/" + SENTINEL),
+    )
     env = {"GH_TOKEN": None, variable: SENTINEL}
 
     completed = report(fake, tmp_path, "--stats", env=env)
@@ -111,7 +137,15 @@ def test_a_server_echoing_the_token_gets_a_clean_error_and_no_token_is_printed(f
 def test_the_collector_redacts_every_encoding_of_the_token_on_standard_error(tmp_path):
     basic = base64.b64encode(f"x-access-token:{SENTINEL}".encode()).decode()
     for shown in (SENTINEL, quote(SENTINEL, safe=""), basic):
-        completed = run_collector(tmp_path, "recheck-paths", "--checkout", str(tmp_path), "--document", f"/nonexistent/{shown}", env={"GH_TOKEN": SENTINEL})
+        completed = run_collector(
+            tmp_path,
+            "recheck-paths",
+            "--checkout",
+            str(tmp_path),
+            "--document",
+            f"/nonexistent/{shown}",
+            env={"GH_TOKEN": SENTINEL},
+        )
         assert completed.returncode == 2 and completed.stdout == ""
         assert json.loads(completed.stderr)["errors"][0]["code"] == "usage-error"
         assert "[REDACTED]" in completed.stderr
@@ -123,7 +157,10 @@ def test_the_evaluator_redacts_every_encoding_of_the_token(tmp_path):
     for shown in (SENTINEL, quote(SENTINEL, safe=""), basic):
         completed = subprocess.run(
             [sys.executable, str(ROOT / "scripts" / "evaluate_state.py"), "--state", f"/nonexistent/{shown}"],
-            capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "GITHUB_TOKEN": SENTINEL}, timeout=60,
+            capture_output=True,
+            text=True,
+            env={"PATH": "/usr/bin:/bin", "GITHUB_TOKEN": SENTINEL},
+            timeout=60,
         )
         assert completed.returncode == 2 and len(completed.stdout.splitlines()) == 1
         assert json.loads(completed.stdout)["errors"][0]["code"] == "usage-error"

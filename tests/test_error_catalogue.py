@@ -60,7 +60,14 @@ def documented_codes() -> set[str]:
 
 def test_the_collector_finds_codes_of_every_kind():
     codes = emitted_codes()
-    assert {"json-duplicate-key", "invalid-sha", "missing-key", "operations-mismatch", "review-template-marker-missing", "risk-guarantees-incomplete"} <= codes
+    assert {
+        "json-duplicate-key",
+        "invalid-sha",
+        "missing-key",
+        "operations-mismatch",
+        "review-template-marker-missing",
+        "risk-guarantees-incomplete",
+    } <= codes
     assert {"git-command-failed", "git-path-hard-linked", "git-repository-not-owned"} <= codes
 
 
@@ -76,7 +83,9 @@ def test_every_fixture_code_is_catalogued():
 
 def test_every_catalogued_code_is_still_emitted():
     text = source_text()
-    templates = [re.compile(re.sub(r"\\\{[a-z_]+\\\}", "[a-z0-9-]+", re.escape(t)) + "$") for t in FSTRING_CODE.findall(text)]
+    templates = [
+        re.compile(re.sub(r"\\\{[a-z_]+\\\}", "[a-z0-9-]+", re.escape(t)) + "$") for t in FSTRING_CODE.findall(text)
+    ]
     stale = sorted(
         code
         for code in documented_codes()

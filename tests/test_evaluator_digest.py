@@ -162,7 +162,9 @@ def test_the_pin_covers_every_file_of_the_code_directories_and_nothing_else(tmp_
     assert evaluator_sha256(root) == independent_digest(SKILL_TREE)
 
 
-@pytest.mark.parametrize("added", ["evaluator/rules/new.py", "scripts/json.py", "observe/notes.txt", "evaluator/policy.py.orig"])
+@pytest.mark.parametrize(
+    "added", ["evaluator/rules/new.py", "scripts/json.py", "observe/notes.txt", "evaluator/policy.py.orig"]
+)
 def test_any_added_file_changes_the_pin(tmp_path: Path, added: str) -> None:
     root = build(tmp_path / "project", SKILL_TREE)
     recorded = evaluator_sha256(root)
@@ -246,12 +248,15 @@ def test_evaluator_directory_symlink_is_refused(tmp_path: Path) -> None:
 
 
 def test_worked_example_in_the_reference_doc(tmp_path: Path) -> None:
-    demo = build(tmp_path / "demo", {
-        "evaluator/__init__.py": b"VERSION = 1\n",
-        "observe/__init__.py": b"from evaluator import VERSION\n",
-        "scripts/evaluate_state.py": b"from evaluator import VERSION\nprint(VERSION)\n",
-        "scripts/collect_state.py": b"import observe\n",
-    })
+    demo = build(
+        tmp_path / "demo",
+        {
+            "evaluator/__init__.py": b"VERSION = 1\n",
+            "observe/__init__.py": b"from evaluator import VERSION\n",
+            "scripts/evaluate_state.py": b"from evaluator import VERSION\nprint(VERSION)\n",
+            "scripts/collect_state.py": b"import observe\n",
+        },
+    )
     documented = "9bf691078c98ed97e749370e9dfe7232e18fa299c8609b3a50a6afb8bac6dfb0"
     assert evaluator_sha256(demo) == documented
     text = DOC.read_text(encoding="utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -23,7 +23,9 @@ digests = st.text(HEX, min_size=64, max_size=64)
 rounds = st.integers(min_value=0, max_value=999_999_999)
 comment_ids = st.integers(min_value=1, max_value=10**16 - 1)
 owners = st.from_regex(r"[a-z0-9](?:[a-z0-9]|-[a-z0-9]){0,18}", fullmatch=True)
-repos = st.from_regex(r"[a-z0-9_-][a-z0-9._-]{0,30}", fullmatch=True).filter(lambda name: formats.REPOSITORY.matches(f"o/{name}"))
+repos = st.from_regex(r"[a-z0-9_-][a-z0-9._-]{0,30}", fullmatch=True).filter(
+    lambda name: formats.REPOSITORY.matches(f"o/{name}")
+)
 repositories = st.builds(lambda owner, repo: f"{owner}/{repo}", owners, repos)
 
 
@@ -69,14 +71,14 @@ def test_request_key_round_trips(comment_id, sha):
 
 @given(
     st.datetimes(min_value=datetime(1, 1, 3), max_value=datetime(9999, 12, 29)),
-    st.sampled_from([timezone.utc, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-11))]),
+    st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-11))]),
 )
 def test_timestamps_round_trip(moment, zone):
     aware = moment.replace(tzinfo=zone)
     text = aware.isoformat()
     assert formats.TIMESTAMP.matches(text), text
     assert formats.parse_timestamp(text) == aware
-    if zone is timezone.utc:
+    if zone is UTC:
         assert formats.parse_timestamp(text.replace("+00:00", "Z")) == aware
 
 
@@ -92,7 +94,12 @@ def test_malformed_markers_and_keys_do_not_parse():
     for bad in (good.upper(), good.replace(" -->", "  -->"), good.replace("round=1", "round=01"), good + " "):
         assert markers.parse_request_marker(bad) is None
     key = markers.automation_key(policy.HOST, "octo/repo", 7, run)
-    for bad in (key.replace("octo/repo", "Octo/repo"), key.replace("#7", "#07"), key + "0", key.replace("octo/repo", "octo/x.git")):
+    for bad in (
+        key.replace("octo/repo", "Octo/repo"),
+        key.replace("#7", "#07"),
+        key + "0",
+        key.replace("octo/repo", "octo/x.git"),
+    ):
         assert markers.parse_automation_key(bad) is None
     assert markers.classify_issue_comment(good + good, run).kind == "anomaly"
     assert markers.classify_issue_comment("no markers here", run).kind == "none"
@@ -118,7 +125,9 @@ GRAMMARS = {
 def _near_misses(grammar: formats.Grammar) -> st.SearchStrategy[str]:
     """Strings of the grammar, and the same strings cut, extended or with one character changed."""
     members = st.from_regex(grammar.regex, fullmatch=True)
-    edits = st.tuples(members, st.integers(0, 200), st.sampled_from(["", "A", "a", "0", ".", "-", "/", ":", " ", "é", "\x00", "git"]))
+    edits = st.tuples(
+        members, st.integers(0, 200), st.sampled_from(["", "A", "a", "0", ".", "-", "/", ":", " ", "é", "\x00", "git"])
+    )
     return st.one_of(
         members,
         edits.map(lambda e: e[0][: e[1]] + e[2] + e[0][e[1] + 1 :]),
@@ -184,7 +193,10 @@ def test_seven_or_more_fraction_digits_are_refused_on_both_sides():
         timestamp("2026-11-29T10:00:00.1234567Z", "probe")
 
 
-@given(st.sampled_from([".git", "git~1", ".GIT", "Git~1", ".gitattributes"]), st.sampled_from(["", ".", " ", ". .", ":stream", "\u200c", "\ufeff"]))
+@given(
+    st.sampled_from([".git", "git~1", ".GIT", "Git~1", ".gitattributes"]),
+    st.sampled_from(["", ".", " ", ". .", ":stream", "\u200c", "\ufeff"]),
+)
 def test_git_metadata_names_agree_with_the_path_rule(name, suffix):
     from observe.git import paths
 

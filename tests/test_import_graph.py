@@ -36,7 +36,9 @@ def import_graph() -> dict[str, set[str]]:
             elif isinstance(node, ast.ImportFrom):
                 source = _resolve(module, is_package, node)
                 # "from . import policy" imports a module; "from .x import name" imports x.
-                targets = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in files else source for alias in node.names]
+                targets = [
+                    f"{source}.{alias.name}" if f"{source}.{alias.name}" in files else source for alias in node.names
+                ]
             for target in targets:
                 while target and target not in files:
                     target = target.rpartition(".")[0]
@@ -84,7 +86,13 @@ def test_a_planted_cycle_is_found():
 
 def test_the_core_imports_nothing_else_of_the_project():
     graph = import_graph()
-    outside = {(module, target) for module, targets in graph.items() if module.startswith("evaluator") for target in targets if not target.startswith("evaluator")}
+    outside = {
+        (module, target)
+        for module, targets in graph.items()
+        if module.startswith("evaluator")
+        for target in targets
+        if not target.startswith("evaluator")
+    }
     assert outside == set()
     # Nor by name alone: no evaluator source mentions another package of the project in an import.
     for path in (ROOT / "evaluator").rglob("*.py"):
@@ -92,12 +100,22 @@ def test_the_core_imports_nothing_else_of_the_project():
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 assert node.module.split(".")[0] not in ("observe", "simulator", "tools", "scripts", "tests"), path
             if isinstance(node, ast.Import):
-                assert all(alias.name.split(".")[0] not in ("observe", "simulator", "tools", "scripts", "tests") for alias in node.names), path
+                assert all(
+                    alias.name.split(".")[0] not in ("observe", "simulator", "tools", "scripts", "tests")
+                    for alias in node.names
+                ), path
 
 
 def test_each_core_layer_imports_only_what_its_package_docstring_allows():
     graph = import_graph()
-    upper = ("evaluator.facts", "evaluator.machine", "evaluator.actions", "evaluator.decision", "evaluator.checks", "evaluator.cli")
+    upper = (
+        "evaluator.facts",
+        "evaluator.machine",
+        "evaluator.actions",
+        "evaluator.decision",
+        "evaluator.checks",
+        "evaluator.cli",
+    )
     allowed_for_models = ("evaluator.models", "evaluator.policy", "evaluator.formats", "evaluator.errors")
     for module, targets in graph.items():
         if module.startswith("evaluator.models"):

@@ -60,7 +60,9 @@ def test_approved_hash_must_equal_computed_plan_hash():
 
 def test_rebuilt_plan_hashes_to_the_same_value():
     # The skill runs --initial twice; an identical rebuild must give an identical hash.
-    assert check(samples.initial_document())["initial_plan_hash"] == check(samples.initial_document())["initial_plan_hash"]
+    assert (
+        check(samples.initial_document())["initial_plan_hash"] == check(samples.initial_document())["initial_plan_hash"]
+    )
 
 
 def test_any_snapshot_drift_changes_the_plan_hash():
@@ -94,8 +96,16 @@ class TestRiskAcceptance:
             ("accepted_by_user_id", 1, "risk-acceptance-user-mismatch"),
             ("commands", [], "risk-acceptance-commands-mismatch"),
             ("unavailable_guarantees", ["network-isolation"], "risk-guarantees-incomplete"),
-            ("unavailable_guarantees", ["network-isolation", "hooks-disabled", "no-active-clean-filters"], "risk-guarantees-invalid"),
-            ("unavailable_guarantees", ["hooks-disabled", "network-isolation", "no-active-clean-filters", "telepathy"], "risk-guarantees-invalid"),
+            (
+                "unavailable_guarantees",
+                ["network-isolation", "hooks-disabled", "no-active-clean-filters"],
+                "risk-guarantees-invalid",
+            ),
+            (
+                "unavailable_guarantees",
+                ["hooks-disabled", "network-isolation", "no-active-clean-filters", "telepathy"],
+                "risk-guarantees-invalid",
+            ),
         ],
     )
     def test_record_that_differs_is_rejected(self, field, value, code):
@@ -138,6 +148,8 @@ def test_autonomous_explicit_risk_needs_the_record():
     manifest = {**document["initial_manifest"], "mode": "autonomous"}
     autonomous = samples.seal_initial(document["initial_snapshot"], manifest)
     result = check(autonomous)
-    assert [(e["code"], e["path"]) for e in result["errors"]] == [("risk-acceptance-record-missing", "/initial_snapshot/execution_boundary/risk_acceptance_sha256")]
+    assert [(e["code"], e["path"]) for e in result["errors"]] == [
+        ("risk-acceptance-record-missing", "/initial_snapshot/execution_boundary/risk_acceptance_sha256")
+    ]
     assert check(autonomous, risk_record=record)["ok"] is True
     assert check(document)["ok"] is True  # approval-gated: the user approves the hash that binds the record

@@ -10,7 +10,12 @@ from evaluator.checks import run_initial
 from tests.helpers import FIXTURES, load, valid_fixtures
 from tools.mutations import mutations
 
-EXHAUSTIVE = ["new-pr-branch-validate-commit-push", "reuse-pr-no-branch-no-validate-no-commit-no-push", "explicit-risk-acceptance", "new-pr-non-ascii-text"]
+EXHAUSTIVE = [
+    "new-pr-branch-validate-commit-push",
+    "reuse-pr-no-branch-no-validate-no-commit-no-push",
+    "explicit-risk-acceptance",
+    "new-pr-non-ascii-text",
+]
 
 
 @pytest.mark.parametrize("name", EXHAUSTIVE)

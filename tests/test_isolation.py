@@ -92,7 +92,13 @@ def test_a_planted_bytecode_cache_is_never_loaded_and_the_pin_refuses_it(skill, 
     # An unchecked hash-based pyc is loaded whatever the source says, by any
     # interpreter that reads the cache.
     unchecked = py_compile.PycInvalidationMode.UNCHECKED_HASH
-    py_compile.compile(str(impostor), cfile=str(cache), dfile=str(skill / "evaluator" / "cli.py"), invalidation_mode=unchecked, doraise=True)
+    py_compile.compile(
+        str(impostor),
+        cfile=str(cache),
+        dfile=str(skill / "evaluator" / "cli.py"),
+        invalidation_mode=unchecked,
+        doraise=True,
+    )
     status, output = evaluate(skill, "--initial", str(INVALID_INITIAL))
     assert status == 1 and output["ok"] is False
     with pytest.raises(DigestError, match="bytecode cache"):
@@ -132,5 +138,7 @@ def test_isolated_flags_are_required_to_load_the_skill(skill):
     """Run unisolated on purpose (the loader itself, no entry point): it refuses."""
     code = "import runpy; runpy.run_path('scripts/isolation.py')['run']('scripts/evaluate_state.py', 'evaluator.cli')"
     command = [sys.executable, "-c", code]
-    completed = subprocess.run(command, cwd=skill, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    completed = subprocess.run(
+        command, cwd=skill, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60
+    )
     assert completed.returncode != 0 and "python -I -B" in completed.stderr

@@ -39,7 +39,10 @@ def test_an_approval_gated_loop_from_bootstrap_to_done(capsys, tmp_path):
 
     findings = samples.with_findings(edit(waiting, observed_at="2026-11-29T10:06:00Z"))
     plan_action = expect(findings, "plan-remediation", "codex-findings")
-    assert plan_action["next_round"] == 1 and markers.request_marker(samples.RUN_ID, 1) in plan_action["review_request_body_template"]
+    assert (
+        plan_action["next_round"] == 1
+        and markers.request_marker(samples.RUN_ID, 1) in plan_action["review_request_body_template"]
+    )
 
     planned = samples.with_plan(findings, samples.remediation_manifest(findings))
     asked = expect(planned, "await-approval", "approval-required")
@@ -48,12 +51,22 @@ def test_an_approval_gated_loop_from_bootstrap_to_done(capsys, tmp_path):
 
     claimed = copy.deepcopy(planned)
     claimed["claims"] = [samples.claim(planned, "remediation", plan_hash)]
-    assert claim_action["claim_comment_body"] == markers.claim_marker(samples.RUN_ID, "remediation", plan_hash, planned["request_key"], samples.WAKEUP_ID)
+    assert claim_action["claim_comment_body"] == markers.claim_marker(
+        samples.RUN_ID, "remediation", plan_hash, planned["request_key"], samples.WAKEUP_ID
+    )
     expect(claimed, "execute-remediation", "plan-claimed", "--approved-hash", plan_hash)
 
     # Pushed, the new request not yet posted: an overlapping wakeup must keep out.
     head2 = samples.sha("head-2")
-    pushed = edit(claimed, current_head_sha=head2, remote_head_sha=head2, remediation_manifest=None, remediation_plan_hash=None, execution_boundary=None, wakeup_id=samples.OTHER_WAKEUP_ID)
+    pushed = edit(
+        claimed,
+        current_head_sha=head2,
+        remote_head_sha=head2,
+        remediation_manifest=None,
+        remediation_plan_hash=None,
+        execution_boundary=None,
+        wakeup_id=samples.OTHER_WAKEUP_ID,
+    )
     expect(pushed, "wait", "remediation-in-progress")
 
     # Round 1 requested: progress rebuilt from the markers on GitHub.
@@ -77,7 +90,11 @@ def test_an_approval_gated_loop_from_bootstrap_to_done(capsys, tmp_path):
     clean = samples.with_clean(edit(rerequested, observed_at="2026-11-29T10:17:00Z"))
     expect(clean, "plan-finalization", "codex-clean")
     final_plan = samples.with_plan(clean, samples.finalization_manifest(clean))
-    assert final_plan["finalization_manifest"]["operations"] == ["mark-draft-ready", "resolve-codex-threads", "delete-owned-automation"]
+    assert final_plan["finalization_manifest"]["operations"] == [
+        "mark-draft-ready",
+        "resolve-codex-threads",
+        "delete-owned-automation",
+    ]
     first_hash = expect(final_plan, "await-approval", "approval-required")["plan_hash"]
     expect(final_plan, "claim-plan", "plan-unclaimed", "--approved-hash", first_hash)
     final_claimed = copy.deepcopy(final_plan)
@@ -85,14 +102,23 @@ def test_an_approval_gated_loop_from_bootstrap_to_done(capsys, tmp_path):
     phase_one = expect(final_claimed, "execute-finalization", "plan-claimed", "--approved-hash", first_hash)
     assert "delete-owned-automation" not in phase_one["operations"]
 
-    after = edit(final_claimed, observed_at="2026-11-29T10:19:00Z", pr_is_draft=False, eligible_codex_threads=[], finalization_manifest=None, finalization_plan_hash=None)
+    after = edit(
+        final_claimed,
+        observed_at="2026-11-29T10:19:00Z",
+        pr_is_draft=False,
+        eligible_codex_threads=[],
+        finalization_manifest=None,
+        finalization_plan_hash=None,
+    )
     expect(after, "plan-finalization", "finalization-phase-two")
     phase_two = samples.with_plan(after, samples.finalization_manifest(after))
     second_hash = digest(phase_two["finalization_manifest"])
     assert second_hash != first_hash
     expect(phase_two, "await-approval", "approved-hash-mismatch", "--approved-hash", first_hash)
     expect(phase_two, "claim-plan", "plan-unclaimed", "--approved-hash", second_hash)
-    phase_two["claims"].append(samples.claim(phase_two, "cleanup", second_hash, comment_id=2200000010, created_at="2026-11-29T10:19:30Z"))
+    phase_two["claims"].append(
+        samples.claim(phase_two, "cleanup", second_hash, comment_id=2200000010, created_at="2026-11-29T10:19:30Z")
+    )
     phase_two["observed_at"] = "2026-11-29T10:19:40Z"
     finish = expect(phase_two, "finish-finalization", "finalization-settled", "--approved-hash", second_hash)
     assert finish["original_plan_hash"] == first_hash and finish["delete_automation_id"] == samples.AUTOMATION_ID

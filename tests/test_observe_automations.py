@@ -130,7 +130,8 @@ def test_inert_stub_is_owned_by_its_name_alone(registry: Path) -> None:
 
 def test_a_clean_record_is_not_owned_by_a_stray_mention(registry: Path) -> None:
     # Raw bytes decide only for records that could not be read cleanly.
-    write_automation(registry, "other", **loop_fields("other", name="Other", prompt="Other work.", cwds=[f"/tmp/{KEY}"]))
+    fields = loop_fields("other", name="Other", prompt="Other work.", cwds=[f"/tmp/{KEY}"])
+    write_automation(registry, "other", **fields)
     assert only(read_registry_records(registry))["problem"] is None
     assert owned_automations(registry, KEY) == []
 
@@ -139,7 +140,9 @@ def test_unrelated_automations_are_not_selected(registry: Path) -> None:
     other_run = markers.automation_key("github.com", "octo/widgets", 12, "f" * 32)
     pr_1 = markers.automation_key("github.com", "octo/widgets", 1, RUN_ID)  # a prefix of nothing of ours
     write_automation(registry, "daily-scan", **loop_fields("daily-scan", name="Daily scan", prompt="Scan the repo."))
-    write_automation(registry, "other-loop", **loop_fields("other-loop", name=other_run, prompt=rendered_prompt(other_run)))
+    write_automation(
+        registry, "other-loop", **loop_fields("other-loop", name=other_run, prompt=rendered_prompt(other_run))
+    )
     write_automation(registry, "ours", **loop_fields("ours"))
     assert [r["id"] for r in owned_automations(registry, KEY)] == ["ours"]
     assert owned_automations(registry, pr_1) == []
@@ -175,7 +178,8 @@ def test_prompt_is_digested_never_carried(registry: Path) -> None:
 
 def test_desktop_app_fields_are_known(registry: Path) -> None:
     write_automation(
-        registry, "loop",
+        registry,
+        "loop",
         **loop_fields("loop", kind="cron", model="gpt-5.4", reasoning_effort="medium"),
     )
     observation = only(read_registry(registry))
@@ -196,8 +200,14 @@ def test_corrupt_toml_that_mentions_the_key_is_owned_drift(registry: Path) -> No
     write_automation(registry, "broken", f'name = "{KEY}"\nprompt = """unterminated\n')
     record = only(owned_automations(registry, KEY))
     assert record == {
-        "id": "broken", "directory": "broken", "name": None, "status": None, "rrule": None,
-        "prompt_sha256": None, "readable": False, "problem": "automation-toml-malformed",
+        "id": "broken",
+        "directory": "broken",
+        "name": None,
+        "status": None,
+        "rrule": None,
+        "prompt_sha256": None,
+        "readable": False,
+        "problem": "automation-toml-malformed",
     }
 
 
@@ -323,7 +333,13 @@ def test_missing_registry_is_an_error_not_zero_automations(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     "bad_key",
-    ["", "github-codex-pr-loop", f"github-codex-pr-loop:github.com/octo/widgets#12@{RUN_ID[:-1]}", KEY.upper(), KEY + "\n"],
+    [
+        "",
+        "github-codex-pr-loop",
+        f"github-codex-pr-loop:github.com/octo/widgets#12@{RUN_ID[:-1]}",
+        KEY.upper(),
+        KEY + "\n",
+    ],
 )
 def test_a_key_that_is_not_canonical_is_refused(registry: Path, bad_key: str) -> None:
     write_automation(registry, "loop", **loop_fields("loop"))

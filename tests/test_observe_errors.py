@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -71,7 +71,11 @@ def test_each_wing_raises_only_its_own_codes():
         GitHubObservationError("git-timeout", "a git code is not a GitHub error")
     assert set(collect.CollectionError.codes) == set(COLLECTION_CODES)
     error = RegistryError("registry-unreadable", "cannot list /nowhere")
-    assert (error.code, error.message, error.as_dict()) == ("registry-unreadable", "cannot list /nowhere", {"code": "registry-unreadable", "message": "cannot list /nowhere"})
+    assert (error.code, error.message, error.as_dict()) == (
+        "registry-unreadable",
+        "cannot list /nowhere",
+        {"code": "registry-unreadable", "message": "cannot list /nowhere"},
+    )
 
 
 def _checkpoint(tmp_path) -> str:
@@ -108,7 +112,9 @@ def test_an_undigestable_evaluator_names_its_install_directory(tmp_path):
     for directory in ("evaluator", "observe", "scripts"):
         (tmp_path / directory).mkdir()
     (tmp_path / "evaluator" / "__init__.py").write_text("")
-    settings = collect.Settings(api_url="http://127.0.0.1:9", gh_path=None, observed_at=datetime.now(timezone.utc), project_root=tmp_path)
+    settings = collect.Settings(
+        api_url="http://127.0.0.1:9", gh_path=None, observed_at=datetime.now(UTC), project_root=tmp_path
+    )
     with pytest.raises(DigestError) as info:
         collect._evaluator_sha256(settings)
     assert info.value.code == "evaluator-digest-failed"
@@ -125,5 +131,7 @@ def test_the_cli_reports_an_observe_error_by_its_code(capsys, tmp_path):
     status, error = run(capsys, "recheck-paths", "--checkout", str(tmp_path), "--document", str(not_json))
     assert status == 1 and error["code"] == "document-invalid" and str(not_json) in error["message"]
 
-    status, error = run(capsys, "state", "--checkpoint", str(not_json), "--checkout", str(tmp_path), "--wakeup-id", "nothex")
+    status, error = run(
+        capsys, "state", "--checkpoint", str(not_json), "--checkout", str(tmp_path), "--wakeup-id", "nothex"
+    )
     assert status == 2 and error["code"] == "usage-error" and "--wakeup-id" in error["message"]

@@ -22,9 +22,8 @@ from observe.github.client import GitHubClient
 from observe.github.merge_state import MERGE_STATE_FIELDS
 from observe.github.pull_request import fetch_snapshot, normalize_snapshot, observe_pull_request
 from observe.github.threads import THREADS_QUERY
-
-from simulator.graphql_api import SCHEMA_FILE
 from simulator.fakegithub import PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, USERS, at, fixture, sha_for
+from simulator.graphql_api import SCHEMA_FILE
 
 OWNER_USER, REVIEWER, STRANGER = USERS["loop_owner"], USERS["human_reviewer"], USERS["other_human"]
 ACTIONS_APP_ID = 15368
@@ -32,7 +31,9 @@ ACTIONS_APP_ID = 15368
 
 @pytest.fixture(scope="module")
 def shared_client(server, tmp_path_factory):
-    client = GitHubClient(REPOSITORY, host=server.url, token=TOKEN, cache_dir=tmp_path_factory.mktemp("cache"), timeout=3.0, environ={})
+    client = GitHubClient(
+        REPOSITORY, host=server.url, token=TOKEN, cache_dir=tmp_path_factory.mktemp("cache"), timeout=3.0, environ={}
+    )
     yield client
     client.close()
 
@@ -57,8 +58,14 @@ def classic(**rules):
     """The recorded branch-protection example with only the given rules switched on."""
     protection = fixture("rest/branch-protection.json")
     protection.update(
-        {"required_status_checks": None, "required_pull_request_reviews": None, "restrictions": None, "lock_branch": {"enabled": False},
-         "required_conversation_resolution": {"enabled": False}, "required_signatures": {"enabled": False}}
+        {
+            "required_status_checks": None,
+            "required_pull_request_reviews": None,
+            "restrictions": None,
+            "lock_branch": {"enabled": False},
+            "required_conversation_resolution": {"enabled": False},
+            "required_signatures": {"enabled": False},
+        }
     )
     protection.update(rules)
     return protection
@@ -66,7 +73,14 @@ def classic(**rules):
 
 def reviews_rule(**overrides):
     rule = fixture("rest/branch-protection.json")["required_pull_request_reviews"]
-    rule.update({"required_approving_review_count": 1, "require_code_owner_reviews": False, "require_last_push_approval": False, **overrides})
+    rule.update(
+        {
+            "required_approving_review_count": 1,
+            "require_code_owner_reviews": False,
+            "require_last_push_approval": False,
+            **overrides,
+        }
+    )
     return rule
 
 
@@ -112,7 +126,9 @@ def test_the_last_pusher_cannot_approve_their_own_push(fake, client):
 def test_a_change_request_from_an_app_or_a_deleted_user_blocks(fake, client, requester):
     fake.protection = classic(required_pull_request_reviews=reviews_rule())
     fake.add_review(REVIEWER, "", "APPROVED", fake.head_sha, at(50))
-    review = fake.add_review(bot("review-app[bot]", 777001), "Blocking: schema drift.", "CHANGES_REQUESTED", fake.head_sha, at(60))
+    review = fake.add_review(
+        bot("review-app[bot]", 777001), "Blocking: schema drift.", "CHANGES_REQUESTED", fake.head_sha, at(60)
+    )
     if requester == "deleted user":
         review["user"] = None  # GitHub keeps the review and shows the author as ghost
     github_says(fake, "BLOCKED", reviewDecision="CHANGES_REQUESTED")
@@ -135,7 +151,12 @@ def test_a_change_request_without_a_review_rule_does_not_block(fake, client):
     fake.add_review(STRANGER, "Please rename this.", "CHANGES_REQUESTED", fake.head_sha, at(50))
     github_says(fake, "CLEAN", reviewDecision=None)  # no rule asks for reviews: GitHub gives no decision
 
-    assert observe(client) == {"approvals": "pass", "branch_protection": "pass", "checks": "pass", "mergeability": "pass"}
+    assert observe(client) == {
+        "approvals": "pass",
+        "branch_protection": "pass",
+        "checks": "pass",
+        "mergeability": "pass",
+    }
 
 
 def test_a_change_request_without_write_access_does_not_block(fake, client):
@@ -145,7 +166,12 @@ def test_a_change_request_without_write_access_does_not_block(fake, client):
     review["author_association"] = "CONTRIBUTOR"
     github_says(fake, "CLEAN", reviewDecision="APPROVED")
 
-    assert observe(client) == {"approvals": "pass", "branch_protection": "pass", "checks": "pass", "mergeability": "pass"}
+    assert observe(client) == {
+        "approvals": "pass",
+        "branch_protection": "pass",
+        "checks": "pass",
+        "mergeability": "pass",
+    }
 
 
 def test_an_approval_from_an_app_with_write_access_counts(fake, client):
@@ -169,7 +195,12 @@ def test_no_decision_while_rest_shows_a_review_rule_is_unknown(fake, client):
 
 
 def test_a_required_check_bound_to_an_app_is_not_met_by_a_same_named_check(fake, client):
-    checks = {"url": "https://api.github.com/x", "strict": False, "contexts": ["ci/test"], "checks": [{"context": "ci/test", "app_id": ACTIONS_APP_ID}]}
+    checks = {
+        "url": "https://api.github.com/x",
+        "strict": False,
+        "contexts": ["ci/test"],
+        "checks": [{"context": "ci/test", "app_id": ACTIONS_APP_ID}],
+    }
     fake.protection = classic(required_status_checks=checks)
     fake.add_check_run("ci/test", app_id=4242)  # same name, another app
     fake.add_status("ci/test", "success")  # same name, a commit status
@@ -185,19 +216,35 @@ def test_a_required_check_bound_to_an_app_is_not_met_by_a_same_named_check(fake,
 
 
 def test_a_failing_check_that_is_not_required_leaves_the_merge_allowed(fake, client):
-    checks = {"url": "https://api.github.com/x", "strict": True, "contexts": ["ci/test"], "checks": [{"context": "ci/test", "app_id": None}]}
+    checks = {
+        "url": "https://api.github.com/x",
+        "strict": True,
+        "contexts": ["ci/test"],
+        "checks": [{"context": "ci/test", "app_id": None}],
+    }
     fake.protection = classic(required_status_checks=checks)
     fake.add_check_run("ci/test")
     fake.add_check_run("ci/docs", conclusion="failure")
     github_says(fake, "UNSTABLE")
 
-    assert observe(client) == {"approvals": "pass", "branch_protection": "pass", "checks": "fail", "mergeability": "pass"}
+    assert observe(client) == {
+        "approvals": "pass",
+        "branch_protection": "pass",
+        "checks": "fail",
+        "mergeability": "pass",
+    }
 
 
 def test_a_ruleset_required_check_that_has_not_reported_waits(fake, client):
-    fake.rulesets = [ruleset_rule("required_status_checks", {
-        "required_status_checks": [{"context": "build", "integration_id": ACTIONS_APP_ID}], "strict_required_status_checks_policy": False,
-    })]
+    fake.rulesets = [
+        ruleset_rule(
+            "required_status_checks",
+            {
+                "required_status_checks": [{"context": "build", "integration_id": ACTIONS_APP_ID}],
+                "strict_required_status_checks_policy": False,
+            },
+        )
+    ]
     github_says(fake, "BLOCKED")
 
     assert observe(client)["branch_protection"] == "pending"
@@ -248,9 +295,17 @@ def test_a_merge_queue_merges_later(fake, client):
 @pytest.mark.parametrize(
     "rules, merge_state_status, expected",
     [
-        ([ruleset_rule("required_deployments", {"required_deployment_environments": ["staging"]})], "BLOCKED", "unknown"),
+        (
+            [ruleset_rule("required_deployments", {"required_deployment_environments": ["staging"]})],
+            "BLOCKED",
+            "unknown",
+        ),
         ([ruleset_rule("required_deployments", {"required_deployment_environments": ["staging"]})], "CLEAN", "pass"),
-        ([ruleset_rule("commit_message_pattern", {"operator": "starts_with", "pattern": "JIRA-", "negate": False})], "CLEAN", "unknown"),
+        (
+            [ruleset_rule("commit_message_pattern", {"operator": "starts_with", "pattern": "JIRA-", "negate": False})],
+            "CLEAN",
+            "unknown",
+        ),
         ([ruleset_rule("deletion"), ruleset_rule("non_fast_forward")], "DIRTY", "pass"),
         ([ruleset_rule("a_rule_type_added_later")], "DIRTY", "unknown"),
         (403, "CLEAN", "pass"),  # GitHub ruled; the rules it applied need not be readable
@@ -265,10 +320,18 @@ def test_rulesets(fake, client, rules, merge_state_status, expected):
 
 
 def test_a_ruleset_thread_resolution_rule_waits_for_unresolved_threads(fake, client):
-    fake.rulesets = [ruleset_rule("pull_request", {
-        "required_approving_review_count": 0, "dismiss_stale_reviews_on_push": False, "require_code_owner_review": False,
-        "require_last_push_approval": False, "required_review_thread_resolution": True,
-    })]
+    fake.rulesets = [
+        ruleset_rule(
+            "pull_request",
+            {
+                "required_approving_review_count": 0,
+                "dismiss_stale_reviews_on_push": False,
+                "require_code_owner_review": False,
+                "require_last_push_approval": False,
+                "required_review_thread_resolution": True,
+            },
+        )
+    ]
     fake.add_thread(REVIEWER, "Why?", at(40))
     github_says(fake, "BLOCKED")
 
@@ -276,10 +339,17 @@ def test_a_ruleset_thread_resolution_rule_waits_for_unresolved_threads(fake, cli
 
 
 def test_the_recorded_branch_protection_example(fake, client):
-    fake.protection = fixture("rest/branch-protection.json")  # locked branch, two code-owner approvals, push restrictions
+    fake.protection = fixture(
+        "rest/branch-protection.json"
+    )  # locked branch, two code-owner approvals, push restrictions
     github_says(fake, "BLOCKED", reviewDecision="REVIEW_REQUIRED")
 
-    assert observe(client) == {"approvals": "pending", "branch_protection": "fail", "checks": "pass", "mergeability": "pending"}
+    assert observe(client) == {
+        "approvals": "pending",
+        "branch_protection": "fail",
+        "checks": "pass",
+        "mergeability": "pending",
+    }
 
     fake.protection = 403  # protected, but this token may not read the rules
     gates = observe(client)
@@ -287,32 +357,63 @@ def test_the_recorded_branch_protection_example(fake, client):
 
 
 def test_every_requirement_met(fake, client):
-    checks = {"url": "https://api.github.com/x", "strict": True, "contexts": ["ci/test"], "checks": [{"context": "ci/test", "app_id": ACTIONS_APP_ID}]}
-    fake.protection = classic(required_status_checks=checks, required_pull_request_reviews=reviews_rule(),
-                              required_conversation_resolution={"enabled": True})
+    checks = {
+        "url": "https://api.github.com/x",
+        "strict": True,
+        "contexts": ["ci/test"],
+        "checks": [{"context": "ci/test", "app_id": ACTIONS_APP_ID}],
+    }
+    fake.protection = classic(
+        required_status_checks=checks,
+        required_pull_request_reviews=reviews_rule(),
+        required_conversation_resolution={"enabled": True},
+    )
     fake.add_check_run("ci/test")
     fake.add_status("deploy/preview", "success")
     fake.add_review(REVIEWER, "", "APPROVED", fake.head_sha, at(50))
     fake.add_thread(REVIEWER, "finding", at(40), resolved=True)
     github_says(fake, "CLEAN", reviewDecision="APPROVED")
 
-    assert observe(client) == {"approvals": "pass", "branch_protection": "pass", "checks": "pass", "mergeability": "pass"}
+    assert observe(client) == {
+        "approvals": "pass",
+        "branch_protection": "pass",
+        "checks": "pass",
+        "mergeability": "pass",
+    }
 
 
 def test_waiting_and_failing_requirements(fake, client):
-    checks = {"url": "https://api.github.com/x", "strict": True, "contexts": ["ci/test"], "checks": [{"context": "ci/test", "app_id": None}]}
-    fake.protection = classic(required_status_checks=checks, required_pull_request_reviews=reviews_rule(),
-                              required_conversation_resolution={"enabled": True})
+    checks = {
+        "url": "https://api.github.com/x",
+        "strict": True,
+        "contexts": ["ci/test"],
+        "checks": [{"context": "ci/test", "app_id": None}],
+    }
+    fake.protection = classic(
+        required_status_checks=checks,
+        required_pull_request_reviews=reviews_rule(),
+        required_conversation_resolution={"enabled": True},
+    )
     fake.add_check_run("ci/test", status="in_progress", conclusion=None)
     fake.add_thread(REVIEWER, "finding", at(40))
     fake.pull["mergeable"] = None
     github_says(fake, "UNKNOWN", reviewDecision="REVIEW_REQUIRED")
-    assert observe(client) == {"approvals": "pending", "branch_protection": "pending", "checks": "pending", "mergeability": "pending"}
+    assert observe(client) == {
+        "approvals": "pending",
+        "branch_protection": "pending",
+        "checks": "pending",
+        "mergeability": "pending",
+    }
 
     fake.add_status("ci/lint", "error")
     fake.pull["mergeable"] = False
     github_says(fake, "DIRTY", reviewDecision="CHANGES_REQUESTED")
-    assert observe(client) == {"approvals": "fail", "branch_protection": "fail", "checks": "fail", "mergeability": "fail"}
+    assert observe(client) == {
+        "approvals": "fail",
+        "branch_protection": "fail",
+        "checks": "fail",
+        "mergeability": "fail",
+    }
 
     github_says(fake, "BEHIND", reviewDecision="APPROVED")  # strict: the head must be brought up to date first
     fake.pull["mergeable"] = True
@@ -339,7 +440,12 @@ def test_a_closed_pull_request_cannot_merge(fake, client):
 def test_verdicts_about_another_head_are_unknown(fake, client):
     github_says(fake, "CLEAN", reviewDecision="APPROVED", headRefOid=sha_for("pushed meanwhile"))
 
-    assert observe(client) == {"approvals": "unknown", "branch_protection": "unknown", "checks": "unknown", "mergeability": "unknown"}
+    assert observe(client) == {
+        "approvals": "unknown",
+        "branch_protection": "unknown",
+        "checks": "unknown",
+        "mergeability": "unknown",
+    }
 
 
 # -- every documented enum value, mapped explicitly --------------------------------------
@@ -349,7 +455,17 @@ DOCUMENTED = {
     "PullRequestReviewDecision": {"APPROVED", "CHANGES_REQUESTED", "REVIEW_REQUIRED"},
     "MergeableState": {"CONFLICTING", "MERGEABLE", "UNKNOWN"},
     "CheckStatusState": {"COMPLETED", "IN_PROGRESS", "PENDING", "QUEUED", "REQUESTED", "WAITING"},
-    "CheckConclusionState": {"ACTION_REQUIRED", "CANCELLED", "FAILURE", "NEUTRAL", "SKIPPED", "STALE", "STARTUP_FAILURE", "SUCCESS", "TIMED_OUT"},
+    "CheckConclusionState": {
+        "ACTION_REQUIRED",
+        "CANCELLED",
+        "FAILURE",
+        "NEUTRAL",
+        "SKIPPED",
+        "STALE",
+        "STARTUP_FAILURE",
+        "SUCCESS",
+        "TIMED_OUT",
+    },
     "StatusState": {"ERROR", "EXPECTED", "FAILURE", "PENDING", "SUCCESS"},
 }
 
@@ -374,14 +490,26 @@ def gates_for(snapshot, contexts=None, rollup_state="SUCCESS", **fields):
     merge_state = copy.deepcopy(snapshot.merge_state)
     merge_state.update(fields)
     if contexts is not None:
-        connection = {"totalCount": len(contexts), "pageInfo": {"hasNextPage": False, "endCursor": "MQ"}, "nodes": contexts}
+        connection = {
+            "totalCount": len(contexts),
+            "pageInfo": {"hasNextPage": False, "endCursor": "MQ"},
+            "nodes": contexts,
+        }
         merge_state["statusCheckRollup"] = {"id": "SC_kwDOQvy8bs8", "state": rollup_state, "contexts": connection}
         merge_state["contexts"] = contexts
-    return normalize_snapshot(dataclasses.replace(snapshot, merge_state=merge_state), REPOSITORY, PR_NUMBER, RUN_ID)["gates"]
+    return normalize_snapshot(dataclasses.replace(snapshot, merge_state=merge_state), REPOSITORY, PR_NUMBER, RUN_ID)[
+        "gates"
+    ]
 
 
 def check_run(status="COMPLETED", conclusion="SUCCESS", is_required=False):
-    return {"__typename": "CheckRun", "name": "build", "status": status, "conclusion": conclusion, "isRequired": is_required}
+    return {
+        "__typename": "CheckRun",
+        "name": "build",
+        "status": status,
+        "conclusion": conclusion,
+        "isRequired": is_required,
+    }
 
 
 MERGE_STATE_STATUS_GATES = {
@@ -404,21 +532,39 @@ def test_merge_state_status(snapshot, value):
     assert (gates["mergeability"], gates["branch_protection"]) == MERGE_STATE_STATUS_GATES[value]
 
 
-@pytest.mark.parametrize("value, expected", [("APPROVED", "pass"), ("CHANGES_REQUESTED", "fail"), ("REVIEW_REQUIRED", "pending"), (None, "pass"),
-                                             ("NOT_DOCUMENTED", "unknown")])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("APPROVED", "pass"),
+        ("CHANGES_REQUESTED", "fail"),
+        ("REVIEW_REQUIRED", "pending"),
+        (None, "pass"),
+        ("NOT_DOCUMENTED", "unknown"),
+    ],
+)
 def test_review_decision(snapshot, value, expected):
     assert gates_for(snapshot, reviewDecision=value)["approvals"] == expected
 
 
-@pytest.mark.parametrize("value, expected", [("MERGEABLE", "pass"), ("CONFLICTING", "fail"), ("UNKNOWN", "pending"), ("NOT_DOCUMENTED", "unknown")])
+@pytest.mark.parametrize(
+    "value, expected",
+    [("MERGEABLE", "pass"), ("CONFLICTING", "fail"), ("UNKNOWN", "pending"), ("NOT_DOCUMENTED", "unknown")],
+)
 def test_mergeable(snapshot, value, expected):
     assert gates_for(snapshot, mergeable=value)["mergeability"] == expected
 
 
 @pytest.mark.parametrize(
     "status, expected",
-    [("IN_PROGRESS", "pending"), ("PENDING", "pending"), ("QUEUED", "pending"), ("REQUESTED", "pending"), ("WAITING", "pending"),
-     ("COMPLETED", "pass"), ("NOT_DOCUMENTED", "unknown")],
+    [
+        ("IN_PROGRESS", "pending"),
+        ("PENDING", "pending"),
+        ("QUEUED", "pending"),
+        ("REQUESTED", "pending"),
+        ("WAITING", "pending"),
+        ("COMPLETED", "pass"),
+        ("NOT_DOCUMENTED", "unknown"),
+    ],
 )
 def test_check_run_status(snapshot, status, expected):
     conclusion = "SUCCESS" if status == "COMPLETED" else None
@@ -427,17 +573,38 @@ def test_check_run_status(snapshot, status, expected):
 
 @pytest.mark.parametrize(
     "conclusion, expected",
-    [("SUCCESS", "pass"), ("NEUTRAL", "pass"), ("SKIPPED", "pass"), ("ACTION_REQUIRED", "fail"), ("CANCELLED", "fail"), ("FAILURE", "fail"),
-     ("STALE", "fail"), ("STARTUP_FAILURE", "fail"), ("TIMED_OUT", "fail"), (None, "unknown"), ("NOT_DOCUMENTED", "unknown")],
+    [
+        ("SUCCESS", "pass"),
+        ("NEUTRAL", "pass"),
+        ("SKIPPED", "pass"),
+        ("ACTION_REQUIRED", "fail"),
+        ("CANCELLED", "fail"),
+        ("FAILURE", "fail"),
+        ("STALE", "fail"),
+        ("STARTUP_FAILURE", "fail"),
+        ("TIMED_OUT", "fail"),
+        (None, "unknown"),
+        ("NOT_DOCUMENTED", "unknown"),
+    ],
 )
 def test_check_run_conclusion(snapshot, conclusion, expected):
     gates = gates_for(snapshot, contexts=[check_run(conclusion=conclusion, is_required=True)], mergeStateStatus="DIRTY")
-    assert (gates["checks"], gates["branch_protection"]) == (expected, expected)  # required: it also decides the requirement
+    assert (gates["checks"], gates["branch_protection"]) == (
+        expected,
+        expected,
+    )  # required: it also decides the requirement
 
 
 @pytest.mark.parametrize(
     "state, expected",
-    [("SUCCESS", "pass"), ("PENDING", "pending"), ("EXPECTED", "pending"), ("FAILURE", "fail"), ("ERROR", "fail"), ("NOT_DOCUMENTED", "unknown")],
+    [
+        ("SUCCESS", "pass"),
+        ("PENDING", "pending"),
+        ("EXPECTED", "pending"),
+        ("FAILURE", "fail"),
+        ("ERROR", "fail"),
+        ("NOT_DOCUMENTED", "unknown"),
+    ],
 )
 def test_status_state_of_a_context_and_of_the_rollup(snapshot, state, expected):
     status = {"__typename": "StatusContext", "context": "ci/legacy", "state": state, "isRequired": False}
@@ -448,16 +615,31 @@ def test_status_state_of_a_context_and_of_the_rollup(snapshot, state, expected):
 def test_the_recorded_first_page_answer(snapshot):
     answer = fixture("graphql/threads-first-page.json")["data"]["repository"]["pullRequest"]
     merge_state = {key: value for key, value in answer.items() if key != "reviewThreads"}
-    assert list(merge_state) == ["headRefOid", "isDraft", "mergeable", "mergeStateStatus", "reviewDecision", "isMergeQueueEnabled",
-                                 "isInMergeQueue", "statusCheckRollup"]
+    assert list(merge_state) == [
+        "headRefOid",
+        "isDraft",
+        "mergeable",
+        "mergeStateStatus",
+        "reviewDecision",
+        "isMergeQueueEnabled",
+        "isInMergeQueue",
+        "statusCheckRollup",
+    ]
     assert all(key in MERGE_STATE_FIELDS for key in merge_state)  # the fixture is the query's answer
     merge_state["headRefOid"] = snapshot.merge_state["headRefOid"]
     contexts = merge_state["statusCheckRollup"]["contexts"]["nodes"]
 
-    gates = gates_for(snapshot, contexts=contexts, rollup_state=merge_state["statusCheckRollup"]["state"], **merge_state)
+    gates = gates_for(
+        snapshot, contexts=contexts, rollup_state=merge_state["statusCheckRollup"]["state"], **merge_state
+    )
 
     # BLOCKED on a review and on the required travis status; lint is running but not required.
-    assert gates == {"approvals": "pending", "branch_protection": "pending", "checks": "pending", "mergeability": "pending"}
+    assert gates == {
+        "approvals": "pending",
+        "branch_protection": "pending",
+        "checks": "pending",
+        "mergeability": "pending",
+    }
 
 
 def test_the_recorded_first_page_answer_is_what_the_schema_allows():
@@ -494,8 +676,14 @@ def test_a_draft_is_read_from_is_draft(snapshot):
 
 @pytest.mark.parametrize(
     "change",
-    [{"mergeStateStatus": None}, {"isDraft": "false"}, {"reviewDecision": 1}, {"headRefOid": "HEAD"}, {"isMergeQueueEnabled": None},
-     {"contexts": [{"__typename": "CheckRun", "name": "x", "status": "COMPLETED", "conclusion": "SUCCESS"}]}],
+    [
+        {"mergeStateStatus": None},
+        {"isDraft": "false"},
+        {"reviewDecision": 1},
+        {"headRefOid": "HEAD"},
+        {"isMergeQueueEnabled": None},
+        {"contexts": [{"__typename": "CheckRun", "name": "x", "status": "COMPLETED", "conclusion": "SUCCESS"}]},
+    ],
 )
 def test_a_malformed_merge_state_is_a_shape_error(snapshot, change):
     from observe.github.errors import GitHubObservationError

@@ -21,31 +21,70 @@ from evaluator.canonical import digest, text_digest
 from evaluator.markers import claim_marker, classify_issue_comment, reply_round
 from evaluator.policy import MAX_GITHUB_RESPONSE_BYTES
 from evaluator.redact import contains_secret
-from observe.github.codex_signals import parse_summary_rows
-from observe.github.pull_request import observe_pull_request
-from observe.github.client import GitHubClient
 from observe.errors import GITHUB_CODES
+from observe.github.client import GitHubClient
+from observe.github.codex_signals import parse_summary_rows
 from observe.github.errors import GitHubObservationError
+from observe.github.pull_request import observe_pull_request
 from observe.github.pulls import existing_pull_request
 from observe.github.token import resolve_token
-
-from simulator.hostile import DrippingServer
 from simulator.fakegithub import (
-    BODIES, OTHER_RUN_ID, PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, USERS, at, codex_body, fixture, request_body, sha_for,
+    BODIES,
+    OTHER_RUN_ID,
+    PR_NUMBER,
+    REPOSITORY,
+    RUN_ID,
+    TOKEN,
+    USERS,
+    at,
+    codex_body,
+    fixture,
+    request_body,
+    sha_for,
 )
+from simulator.hostile import DrippingServer
 
 CODEX, REACTOR, LOOKALIKE = USERS["codex_bot"], USERS["codex_as_reactor"], USERS["lookalike_bot"]
 OWNER_USER, REVIEWER, STRANGER = USERS["loop_owner"], USERS["human_reviewer"], USERS["other_human"]
 
 DOCUMENT_KEYS = {
-    "authenticated_user_id", "pull_request", "base_tip_sha", "head_tip_sha", "requests", "marker_anomalies", "claims", "responses",
-    "unavailable_replies", "summary_rows", "plus_one_reactions", "threads", "gates",
+    "authenticated_user_id",
+    "pull_request",
+    "base_tip_sha",
+    "head_tip_sha",
+    "requests",
+    "marker_anomalies",
+    "claims",
+    "responses",
+    "unavailable_replies",
+    "summary_rows",
+    "plus_one_reactions",
+    "threads",
+    "gates",
 }
 PULL_REQUEST_KEYS = {
-    "number", "url", "state", "is_draft", "same_repository", "repository", "base_branch", "head_branch", "head_sha", "title_sha256", "body_sha256",
+    "number",
+    "url",
+    "state",
+    "is_draft",
+    "same_repository",
+    "repository",
+    "base_branch",
+    "head_branch",
+    "head_sha",
+    "title_sha256",
+    "body_sha256",
 }
 RESPONSE_KEYS = {
-    "body_sha256", "bot_id", "bot_type", "commit_sha", "content_version_at", "created_at", "id", "source", "trigger_request_comment_id",
+    "body_sha256",
+    "bot_id",
+    "bot_type",
+    "commit_sha",
+    "content_version_at",
+    "created_at",
+    "id",
+    "source",
+    "trigger_request_comment_id",
     "zero_findings_signal",
 }
 
@@ -61,8 +100,16 @@ def shared_client(server, tmp_path_factory):
     that is sound because the fake's ETags are digests of the exact body.
     Its clock is the simulation's, which also stamps the rate-limit reset.
     """
-    client = GitHubClient(REPOSITORY, host=server.url, token=TOKEN, cache_dir=tmp_path_factory.mktemp("cache"), timeout=3.0, environ={}, sleep=_SLEEPS.append,
-                          clock=lambda: server.world.clock.epoch_seconds())
+    client = GitHubClient(
+        REPOSITORY,
+        host=server.url,
+        token=TOKEN,
+        cache_dir=tmp_path_factory.mktemp("cache"),
+        timeout=3.0,
+        environ={},
+        sleep=_SLEEPS.append,
+        clock=lambda: server.world.clock.epoch_seconds(),
+    )
     yield client
     client.close()
 
@@ -137,11 +184,30 @@ def test_no_response_yet_gives_the_exact_document_shape(fake, client):
     assert document["base_tip_sha"] == fake.base_sha
     assert document["head_tip_sha"] == fake.head_sha
     assert document["requests"] == [
-        {"comment_id": request["id"], "created_at": at(10), "round": 0, "head_sha": fake.head_sha, "body_sha256": text_digest(request["body"])}
+        {
+            "comment_id": request["id"],
+            "created_at": at(10),
+            "round": 0,
+            "head_sha": fake.head_sha,
+            "body_sha256": text_digest(request["body"]),
+        }
     ]
-    for key in ("marker_anomalies", "claims", "responses", "unavailable_replies", "summary_rows", "plus_one_reactions", "threads"):
+    for key in (
+        "marker_anomalies",
+        "claims",
+        "responses",
+        "unavailable_replies",
+        "summary_rows",
+        "plus_one_reactions",
+        "threads",
+    ):
         assert document[key] == [], key
-    assert document["gates"] == {"approvals": "pass", "branch_protection": "pass", "checks": "pass", "mergeability": "pass"}
+    assert document["gates"] == {
+        "approvals": "pass",
+        "branch_protection": "pass",
+        "checks": "pass",
+        "mergeability": "pass",
+    }
     assert_token_absent(document, client.stats)
     # The state binds no list of open PRs, so a wakeup does not ask for one.
     assert fake.requests_to(r"/pulls\?") == [] and fake.requests_to(r"/pulls/7$")
@@ -152,7 +218,9 @@ def test_findings_review_and_inline_comments_are_responses(fake, client):
     head = fake.head_sha
     review = fake.add_review(CODEX, codex_body("findings_review", head), "COMMENTED", head, at(100))
     # commit_id moves to the newest head; original_commit_id is what the finding was written against.
-    p1 = fake.add_review_comment(CODEX, BODIES["finding_comment_p1"], head, at(101), commit_id=sha_for("later"), review_id=review["id"])
+    p1 = fake.add_review_comment(
+        CODEX, BODIES["finding_comment_p1"], head, at(101), commit_id=sha_for("later"), review_id=review["id"]
+    )
     p2 = fake.add_review_comment(CODEX, BODIES["finding_comment_p2"], head, at(101), review_id=review["id"])
     thread = fake.add_thread(CODEX, BODIES["finding_comment_p1"], at(101), path="src/retry.py", line=12)
     fake.add_thread(REVIEWER, "Why not a constant?", at(150), resolved=True, line=None)
@@ -160,12 +228,19 @@ def test_findings_review_and_inline_comments_are_responses(fake, client):
     document = observe(client)
 
     responses = document["responses"]
-    assert [(r["source"], r["id"]) for r in responses] == [("review", str(review["id"])), ("review-comment", str(p1["id"])), ("review-comment", str(p2["id"]))]
+    assert [(r["source"], r["id"]) for r in responses] == [
+        ("review", str(review["id"])),
+        ("review-comment", str(p1["id"])),
+        ("review-comment", str(p2["id"])),
+    ]
     assert all(set(r) == RESPONSE_KEYS for r in responses)
     assert {r["commit_sha"] for r in responses} == {head}
     assert {r["trigger_request_comment_id"] for r in responses} == {request["id"]}
     assert not any(r["zero_findings_signal"] for r in responses)
-    assert responses[0]["body_sha256"] == text_digest(review["body"]) and responses[0]["created_at"] == at(100) == responses[0]["content_version_at"]
+    assert (
+        responses[0]["body_sha256"] == text_digest(review["body"])
+        and responses[0]["created_at"] == at(100) == responses[0]["content_version_at"]
+    )
     assert all(r["bot_id"] == 199175422 and r["bot_type"] == "Bot" for r in responses)
     codex_thread = next(t for t in document["threads"] if t["thread"]["id"] == thread["id"])
     assert codex_thread == {
@@ -173,7 +248,9 @@ def test_findings_review_and_inline_comments_are_responses(fake, client):
             "body_sha256": text_digest(BODIES["finding_comment_p1"]),
             "content_version_at": at(101),
             "id": thread["id"],
-            "position_sha256": digest({"diff_side": "RIGHT", "line": 12, "original_line": 12, "path": "src/retry.py", "start_line": None}),
+            "position_sha256": digest(
+                {"diff_side": "RIGHT", "line": 12, "original_line": 12, "path": "src/retry.py", "start_line": None}
+            ),
             "root_comment_id": thread["comments"][0]["id"],
         },
         "is_resolved": False,
@@ -237,14 +314,19 @@ def test_trigger_is_the_latest_request_strictly_before_the_response_as_instants(
     assert same_instant["id"] in [r["comment_id"] for r in document["requests"]]
 
 
-@pytest.mark.parametrize("body_name, status", [("summary_running", "running"), ("summary_completed", "completed"), ("summary_failed", "failed")])
+@pytest.mark.parametrize(
+    "body_name, status",
+    [("summary_running", "running"), ("summary_completed", "completed"), ("summary_failed", "failed")],
+)
 def test_summary_rows_are_read_and_are_not_responses(fake, client, body_name, status):
     fake.add_request(0, at(10))
     summary = fake.add_issue_comment(CODEX, codex_body(body_name, fake.head_sha), at(15), at(300))
 
     document = observe(client)
 
-    assert document["summary_rows"] == [{"comment_id": str(summary["id"]), "status": status, "head_sha": fake.head_sha, "content_version_at": at(300)}]
+    assert document["summary_rows"] == [
+        {"comment_id": str(summary["id"]), "status": status, "head_sha": fake.head_sha, "content_version_at": at(300)}
+    ]
     assert document["responses"] == []
 
 
@@ -261,7 +343,10 @@ def test_summary_parser_keeps_code_review_rows_and_rejects_unknown_statuses():
     with pytest.raises(GitHubObservationError) as info:
         parse_summary_rows(1, codex_body("summary_unknown_status", sha))
     assert info.value.code == "github-unrecognised-codex-summary"
-    for broken in ("<!-- codex-pull-request-review-summary -->\nno table", codex_body("summary_completed", sha).replace("`" + sha[:7] + "`", "abc")):
+    for broken in (
+        "<!-- codex-pull-request-review-summary -->\nno table",
+        codex_body("summary_completed", sha).replace("`" + sha[:7] + "`", "abc"),
+    ):
         with pytest.raises(GitHubObservationError):
             parse_summary_rows(1, broken)
 
@@ -275,7 +360,14 @@ def test_an_unrecognised_summary_fails_the_whole_observation(fake, client):
     assert info.value.code == "github-unrecognised-codex-summary"
 
 
-@pytest.mark.parametrize("body_name, kind", [("usage_limit", "usage-limit"), ("no_environment", "no-environment"), ("workspace_deactivated", "workspace-deactivated")])
+@pytest.mark.parametrize(
+    "body_name, kind",
+    [
+        ("usage_limit", "usage-limit"),
+        ("no_environment", "no-environment"),
+        ("workspace_deactivated", "workspace-deactivated"),
+    ],
+)
 def test_unavailable_replies_are_neither_findings_nor_clean(fake, client, body_name, kind):
     fake.add_request(0, at(10))
     reply = fake.add_issue_comment(CODEX, BODIES[body_name], at(30))
@@ -312,11 +404,18 @@ def test_marker_anomalies_and_claims(fake, client):
     doubled = fake.add_issue_comment(OWNER_USER, request_body(1, head) + "\n" + request_body(2, head), at(11))
     upper = fake.add_issue_comment(OWNER_USER, request_body(1, head.upper()), at(12))
     padded = fake.add_issue_comment(OWNER_USER, request_body(1, head).replace("round=1", "round=01"), at(13))
-    prose = fake.add_issue_comment(OWNER_USER, f"I removed the github-codex-pr-loop-request marker of run {RUN_ID}", at(14))
-    fake.add_issue_comment(OWNER_USER, request_body(3, head, run_id=OTHER_RUN_ID), at(15))  # another run: not ours to judge
+    prose = fake.add_issue_comment(
+        OWNER_USER, f"I removed the github-codex-pr-loop-request marker of run {RUN_ID}", at(14)
+    )
+    fake.add_issue_comment(
+        OWNER_USER, request_body(3, head, run_id=OTHER_RUN_ID), at(15)
+    )  # another run: not ours to judge
     plan, wakeup = "ab" * 32, "cd" * 16
     claim = fake.add_issue_comment(
-        OWNER_USER, f"Claiming.\n<!-- github-codex-pr-loop-claim run={RUN_ID} kind=remediation plan={plan} request={valid['id']}:{head} wakeup={wakeup} -->", at(16)
+        OWNER_USER,
+        f"Claiming.\n<!-- github-codex-pr-loop-claim run={RUN_ID} kind=remediation plan={plan}"
+        f" request={valid['id']}:{head} wakeup={wakeup} -->",
+        at(16),
     )
     mixed = fake.add_issue_comment(OWNER_USER, claim["body"] + "\n" + request_body(4, head), at(17))
 
@@ -325,7 +424,14 @@ def test_marker_anomalies_and_claims(fake, client):
     assert [r["comment_id"] for r in document["requests"]] == [valid["id"]]
     assert document["marker_anomalies"] == [str(c["id"]) for c in (doubled, upper, padded, prose, mixed)]
     assert document["claims"] == [
-        {"comment_id": claim["id"], "created_at": at(16), "kind": "remediation", "plan_hash": plan, "request_key": f"{valid['id']}:{head}", "wakeup_id": wakeup}
+        {
+            "comment_id": claim["id"],
+            "created_at": at(16),
+            "kind": "remediation",
+            "plan_hash": plan,
+            "request_key": f"{valid['id']}:{head}",
+            "wakeup_id": wakeup,
+        }
     ]
 
 
@@ -335,7 +441,14 @@ def test_marker_parsing_is_exact():
     assert classify_issue_comment(request_body(12, sha).replace(" -->", "  -->"), RUN_ID).kind == "anomaly"
     assert classify_issue_comment("no markers here", RUN_ID).kind == "none"
     assert reply_round(f"Fixed.\n<!-- github-codex-pr-loop-reply run={RUN_ID} round=3 -->", RUN_ID) == 3
-    assert reply_round(f"<!-- github-codex-pr-loop-reply run={RUN_ID} round=3 --><!-- github-codex-pr-loop-reply run={RUN_ID} round=4 -->", RUN_ID) is None
+    assert (
+        reply_round(
+            f"<!-- github-codex-pr-loop-reply run={RUN_ID} round=3 -->"
+            f"<!-- github-codex-pr-loop-reply run={RUN_ID} round=4 -->",
+            RUN_ID,
+        )
+        is None
+    )
 
 
 def test_edited_comment_changes_content_version_even_with_a_warm_cache(fake, client):
@@ -384,13 +497,25 @@ def test_closed_and_merged_pull_requests(fake, client, merged, expected):
 
 def test_the_initial_snapshot_binds_every_open_pull_request(fake, client):
     user_id, open_prs, existing = existing_pull_request(client, REPOSITORY, "feature/loop")
-    mine = {"number": PR_NUMBER, "head_branch": "feature/loop", "head_sha": fake.head_sha, "base_branch": "main", "same_repository": True}
+    mine = {
+        "number": PR_NUMBER,
+        "head_branch": "feature/loop",
+        "head_sha": fake.head_sha,
+        "base_branch": "main",
+        "same_repository": True,
+    }
     assert user_id == OWNER_USER["id"] and open_prs == digest([mine])
     assert existing["existing_pr_number"] == PR_NUMBER and existing["existing_pr_same_repository"] is True
 
     fake.add_open_pull(9, "other", sha_for("other"))
     _, with_other, existing = existing_pull_request(client, REPOSITORY, "feature/loop")
-    other = {"number": 9, "head_branch": "other", "head_sha": sha_for("other"), "base_branch": "main", "same_repository": True}
+    other = {
+        "number": 9,
+        "head_branch": "other",
+        "head_sha": sha_for("other"),
+        "base_branch": "main",
+        "same_repository": True,
+    }
     assert with_other == digest([mine, other]) and existing["existing_pr_number"] == PR_NUMBER
 
     fake.force_push(sha_for("rewritten"))
@@ -417,8 +542,26 @@ def test_250_threads_arrive_over_three_graphql_pages(fake, client):
     fake.add_request(0, at(10))
     for index in range(250):
         root = CODEX if index % 2 == 0 else REVIEWER
-        replies = [(OWNER_USER, f"Fixed.\n<!-- github-codex-pr-loop-reply run={RUN_ID} round={index % 3} -->", at(500 + index))] if index % 5 == 0 else []
-        fake.add_thread(root, f"finding {index}", at(100 + index), thread_id=f"PRRT_{index:05d}", resolved=index % 7 == 0, line=index + 1, replies=replies)
+        replies = (
+            [
+                (
+                    OWNER_USER,
+                    f"Fixed.\n<!-- github-codex-pr-loop-reply run={RUN_ID} round={index % 3} -->",
+                    at(500 + index),
+                )
+            ]
+            if index % 5 == 0
+            else []
+        )
+        fake.add_thread(
+            root,
+            f"finding {index}",
+            at(100 + index),
+            thread_id=f"PRRT_{index:05d}",
+            resolved=index % 7 == 0,
+            line=index + 1,
+            replies=replies,
+        )
 
     document = observe(client)
 
@@ -480,7 +623,9 @@ def test_a_list_that_never_holds_still_fails_closed(fake, client):
     comments(fake, 150)
     extra = [fake.add_issue_comment(STRANGER, f"doomed {index}", at(500 + index)) for index in range(10)]
     for doomed in extra:
-        fake.after("GET", r"/issues/7/comments\?per_page=100$", lambda doomed=doomed: fake.delete_issue_comment(doomed["id"]))
+        fake.after(
+            "GET", r"/issues/7/comments\?per_page=100$", lambda doomed=doomed: fake.delete_issue_comment(doomed["id"])
+        )
 
     with pytest.raises(GitHubObservationError) as info:
         observe(client)
@@ -494,7 +639,9 @@ def test_a_full_last_page_is_fetched_again_rather_than_revalidated(fake, client)
         fake.add_issue_comment(STRANGER, f"chatter {index}", at(2 + index))
     assert observe(client)["responses"] == []
 
-    fake.add_issue_comment(CODEX, codex_body("clean_comment", fake.head_sha), at(500))  # the 101st comment: page 1 is unchanged
+    fake.add_issue_comment(
+        CODEX, codex_body("clean_comment", fake.head_sha), at(500)
+    )  # the 101st comment: page 1 is unchanged
 
     assert observe(client)["responses"][0]["zero_findings_signal"] is True
 
@@ -511,25 +658,68 @@ def comments(fake, count):
 FAULTS = {
     "http-500": (lambda fake: fake.fail("GET", r"/pulls/7$", 500, times=99), "github-server-error", [1.0, 2.0, 4.0]),
     # A server that repeats the credential is not retried: each retry would send it again.
-    "http-500-echoing-the-token": (lambda fake: fake.fail("GET", r"/pulls/7$", 500, times=99, echo_authorization=True), "github-credential-echoed", []),
-    "http-502": (lambda fake: fake.fail("GET", r"/issues/7/comments", 502, times=99), "github-server-error", [1.0, 2.0, 4.0]),
+    "http-500-echoing-the-token": (
+        lambda fake: fake.fail("GET", r"/pulls/7$", 500, times=99, echo_authorization=True),
+        "github-credential-echoed",
+        [],
+    ),
+    "http-502": (
+        lambda fake: fake.fail("GET", r"/issues/7/comments", 502, times=99),
+        "github-server-error",
+        [1.0, 2.0, 4.0],
+    ),
     "read-timeout": (lambda fake: fake.stall("GET", r"^/user$", 1.0, times=99), "github-timeout", [1.0]),
     "primary-rate-limit": (
-        lambda fake: fake.fail("GET", r"/reviews", 403, times=99, headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(fake.rate_reset)},
-                               body=b'{"message":"API rate limit exceeded for user ID 4242."}'),
-        "github-rate-limited", [],  # an hour away is beyond the wait cap: fail now, do not sleep
+        lambda fake: fake.fail(
+            "GET",
+            r"/reviews",
+            403,
+            times=99,
+            headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(fake.rate_reset)},
+            body=b'{"message":"API rate limit exceeded for user ID 4242."}',
+        ),
+        "github-rate-limited",
+        [],  # an hour away is beyond the wait cap: fail now, do not sleep
     ),
-    "secondary-429": (lambda fake: fake.fail("GET", r"/reactions", 429, times=99, headers={"Retry-After": "7"}), "github-rate-limited", [7.0, 7.0, 7.0]),
-    "truncated-page": (lambda fake: (comments(fake, 150), fake.truncate("GET", r"/issues/7/comments\?.*page=2")), "github-malformed-json", []),
-    "malformed-json": (lambda fake: fake.corrupt("GET", r"/pulls/7/reviews", b'[{"id": 1,, }]'), "github-malformed-json", []),
+    "secondary-429": (
+        lambda fake: fake.fail("GET", r"/reactions", 429, times=99, headers={"Retry-After": "7"}),
+        "github-rate-limited",
+        [7.0, 7.0, 7.0],
+    ),
+    "truncated-page": (
+        lambda fake: (comments(fake, 150), fake.truncate("GET", r"/issues/7/comments\?.*page=2")),
+        "github-malformed-json",
+        [],
+    ),
+    "malformed-json": (
+        lambda fake: fake.corrupt("GET", r"/pulls/7/reviews", b'[{"id": 1,, }]'),
+        "github-malformed-json",
+        [],
+    ),
     "graphql-errors": (lambda fake: fake.graphql_errors(), "github-graphql-errors", []),
-    "missing-page": (lambda fake: (comments(fake, 150), fake.fail("GET", r"/issues/7/comments\?.*page=2", 404)), "github-incomplete-pagination", []),
-    "count-mismatch": (lambda fake: (fake.add_check_run("ci"), setattr(fake, "rollup_total_override", 2)), "github-incomplete-pagination", []),
-    "graphql-cursor-missing": (
-        lambda fake: ([fake.add_thread(CODEX, "x", at(i)) for i in range(101)], setattr(fake, "thread_page_drops_cursor", True)),
-        "github-incomplete-pagination", [],
+    "missing-page": (
+        lambda fake: (comments(fake, 150), fake.fail("GET", r"/issues/7/comments\?.*page=2", 404)),
+        "github-incomplete-pagination",
+        [],
     ),
-    "next-link-to-another-host": (lambda fake: (comments(fake, 150), setattr(fake, "link_host", "http://127.0.0.2:9")), "github-incomplete-pagination", []),
+    "count-mismatch": (
+        lambda fake: (fake.add_check_run("ci"), setattr(fake, "rollup_total_override", 2)),
+        "github-incomplete-pagination",
+        [],
+    ),
+    "graphql-cursor-missing": (
+        lambda fake: (
+            [fake.add_thread(CODEX, "x", at(i)) for i in range(101)],
+            setattr(fake, "thread_page_drops_cursor", True),
+        ),
+        "github-incomplete-pagination",
+        [],
+    ),
+    "next-link-to-another-host": (
+        lambda fake: (comments(fake, 150), setattr(fake, "link_host", "http://127.0.0.2:9")),
+        "github-incomplete-pagination",
+        [],
+    ),
     "bad-credentials": (lambda fake: setattr(fake, "token", "ghp_somebodyElse"), "github-unauthorized", []),
 }
 
@@ -576,8 +766,12 @@ ECHO_SITES = {
 def _echo(fake, site, value_of):
     pattern, edit, headers = ECHO_SITES[site]
     fake.add_request(0, at(10))
-    fake.echo("GET", pattern, lambda payload, authorization: edit(payload, value_of(authorization)),
-              headers={name: text.replace("{authorization}", value_of("{authorization}")) for name, text in headers.items()})
+    fake.echo(
+        "GET",
+        pattern,
+        lambda payload, authorization: edit(payload, value_of(authorization)),
+        headers={name: text.replace("{authorization}", value_of("{authorization}")) for name, text in headers.items()},
+    )
 
 
 @pytest.mark.parametrize("site", list(ECHO_SITES))
@@ -611,13 +805,19 @@ def test_messages_describe_server_values_and_never_quote_them(fake, make_client,
     [
         pytest.param(lambda token: "feature/" + token, id="raw-in-a-branch-name"),
         pytest.param(lambda token: quote(token, safe=""), id="url-encoded"),
-        pytest.param(lambda token: base64.b64encode(f"x-access-token:{token}".encode()).decode(), id="basic-credential"),
+        pytest.param(
+            lambda token: base64.b64encode(f"x-access-token:{token}".encode()).decode(), id="basic-credential"
+        ),
         pytest.param(lambda token: base64.b64encode(token.encode()).decode(), id="base64"),
     ],
 )
 def test_every_encoding_of_the_token_is_recognised(fake, make_client, echo):
     fake.add_request(0, at(10))
-    fake.echo("GET", r"/pulls/7$", lambda payload, authorization: payload["head"].update(ref=echo(authorization.removeprefix("token "))))
+    fake.echo(
+        "GET",
+        r"/pulls/7$",
+        lambda payload, authorization: payload["head"].update(ref=echo(authorization.removeprefix("token "))),
+    )
 
     with pytest.raises(GitHubObservationError) as info:
         observe(make_client())
@@ -656,7 +856,13 @@ def test_a_transient_502_is_retried(fake, client, sleeps):
 
 def test_a_primary_limit_is_waited_out_until_the_reset(fake, make_client, sleeps):
     now = 1_900_000_000
-    fake.fail("GET", r"^/user$", 403, headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(now + 5)}, body=b'{"message":"API rate limit exceeded"}')
+    fake.fail(
+        "GET",
+        r"^/user$",
+        403,
+        headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(now + 5)},
+        body=b'{"message":"API rate limit exceeded"}',
+    )
 
     observe(make_client(clock=lambda: now))
 
@@ -691,7 +897,9 @@ def test_headers_sent_a_byte_at_a_time_end_at_the_deadline(fake, make_client):
     answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + b"X-Slow: " + b"a" * 4000 + b"\r\n\r\n{}"
     front = DrippingServer(answer, 0.05).start()
     try:
-        client = GitHubClient(REPOSITORY, host=front.url, token=TOKEN, use_cache=False, timeout=30.0, environ={}, deadline_seconds=1.0)
+        client = GitHubClient(
+            REPOSITORY, host=front.url, token=TOKEN, use_cache=False, timeout=30.0, environ={}, deadline_seconds=1.0
+        )
         with pytest.raises(GitHubObservationError) as info:
             client.get("/user")
         client.close()
@@ -770,7 +978,9 @@ def test_an_unchanged_pull_request_is_answered_by_304s(fake, make_client, tmp_pa
     fake.add_thread(CODEX, BODIES["finding_comment_p1"], at(100))
     fake.add_check_run("ci/test")
     fake.protection = fixture("rest/branch-protection.json")
-    fake.rulesets = [{"type": "deletion", "ruleset_source_type": "Repository", "ruleset_source": REPOSITORY, "ruleset_id": 1}]
+    fake.rulesets = [
+        {"type": "deletion", "ruleset_source_type": "Repository", "ruleset_source": REPOSITORY, "ruleset_id": 1}
+    ]
     cold_client = make_client()
     cold = observe(cold_client)
     points_before = fake.rate_used
@@ -780,7 +990,10 @@ def test_an_unchanged_pull_request_is_answered_by_304s(fake, make_client, tmp_pa
 
     assert warm == cold
     stats = warm_client.stats
-    assert stats["rest_points"] == 0 and stats["rest_not_modified"] == stats["rest_requests"] == cold_client.stats["rest_requests"]
+    assert (
+        stats["rest_points"] == 0
+        and stats["rest_not_modified"] == stats["rest_requests"] == cold_client.stats["rest_requests"]
+    )
     assert stats["graphql_requests"] == 1
     assert fake.rate_used == points_before  # the server agrees: no primary points spent
     cache_bytes = b"".join(path.read_bytes() for path in (tmp_path / "cache").rglob("*") if path.is_file())
@@ -885,7 +1098,9 @@ def test_ghapi_environment_variables_neither_replace_the_token_nor_print(fake, m
 
 def test_the_client_reads_the_environment_token_and_never_shows_it(fake, tmp_path):
     fake.add_request(0, at(10))
-    client = GitHubClient(REPOSITORY, host=fake.url, cache_dir=tmp_path, environ={"GITHUB_TOKEN": TOKEN}, sleep=lambda _: None)
+    client = GitHubClient(
+        REPOSITORY, host=fake.url, cache_dir=tmp_path, environ={"GITHUB_TOKEN": TOKEN}, sleep=lambda _: None
+    )
     try:
         document = observe(client)
         assert_token_absent(document, client.stats, repr(client))

@@ -11,8 +11,8 @@ from evaluator import markers, policy
 from evaluator.canonical import canonical_text, parse_document, text_digest
 from evaluator.checks import run_prompt, run_state
 from tests.helpers import invalid_fixtures, load, run_cli, valid_fixtures
-from tools.mutations import mutations
 from tools import samples
+from tools.mutations import mutations
 
 VALID = valid_fixtures("prompt")
 INVALID = invalid_fixtures("prompt")
@@ -63,7 +63,9 @@ def test_rendered_prompt_embeds_the_exact_checkpoint():
 def test_placeholder_text_inside_the_checkpoint_is_not_substituted_again():
     document = samples.prompt_document()
     boot = copy.deepcopy(document["bootstrap_snapshot"])
-    boot["state"]["automations"][0]["directory"] = boot["state"]["automations"][0]["id"] = boot["state"]["owned_automation_id"] = "{{AUTOMATION_KEY}}"
+    boot["state"]["automations"][0]["directory"] = boot["state"]["automations"][0]["id"] = boot["state"][
+        "owned_automation_id"
+    ] = "{{AUTOMATION_KEY}}"
     sealed = samples.seal_prompt(document["initial_document"], boot)
     key_line, checkpoint_line = sealed["rendered_prompt"].split("\n")[1:]
     assert "{{" not in key_line
@@ -80,7 +82,11 @@ def test_first_wakeup_accepts_only_the_activated_prompt():
     record = state["automations"][0]
     record.update(status="ACTIVE", prompt_sha256=ready["rendered_prompt_sha256"])
     assert run_state(state, approved_hash=None, now=None)["action"] == "wait"
-    for change, reason in (({"status": "PAUSED"}, "automation-not-active"), ({"prompt_sha256": text_digest("inert")}, "automation-prompt-mismatch"), ({"rrule": "FREQ=MINUTELY;INTERVAL=1"}, "automation-schedule-mismatch")):
+    for change, reason in (
+        ({"status": "PAUSED"}, "automation-not-active"),
+        ({"prompt_sha256": text_digest("inert")}, "automation-prompt-mismatch"),
+        ({"rrule": "FREQ=MINUTELY;INTERVAL=1"}, "automation-schedule-mismatch"),
+    ):
         drifted = copy.deepcopy(state)
         drifted["automations"][0].update(change)
         result = run_state(drifted, approved_hash=None, now=None)
@@ -98,7 +104,13 @@ def test_every_mutation_of_a_prompt_document_is_rejected():
 
 # Fresh observations a bootstrap state may carry with any well-formed value:
 # nothing the user approved or the receipt proves depends on them.
-FREE_OBSERVATIONS = ("/state/observed_at", "/state/gates/", "/state/pr_is_draft", "/state/non_codex_rooted_threads", "/state/automations/0/prompt_sha256")
+FREE_OBSERVATIONS = (
+    "/state/observed_at",
+    "/state/gates/",
+    "/state/pr_is_draft",
+    "/state/non_codex_rooted_threads",
+    "/state/automations/0/prompt_sha256",
+)
 
 
 def test_every_resealed_mutation_of_the_bootstrap_snapshot_is_rejected_unless_free():

@@ -14,7 +14,15 @@ from tests.helpers import FIXTURES, ROOT, invalid_fixtures, load, valid_fixtures
 from tools import build_schemas
 
 SCHEMA_DIR = ROOT / "references" / "schemas"
-SHAPE_CODES = {"missing-key", "unknown-key", "wrong-type", "invalid-sha", "invalid-digest", "invalid-run-id", "invalid-value"}
+SHAPE_CODES = {
+    "missing-key",
+    "unknown-key",
+    "wrong-type",
+    "invalid-sha",
+    "invalid-digest",
+    "invalid-run-id",
+    "invalid-value",
+}
 
 
 def validator(name: str) -> Draft202012Validator:
@@ -26,13 +34,18 @@ def validator(name: str) -> Draft202012Validator:
 def test_committed_schemas_equal_the_generated_ones():
     generated = build_schemas.generate()
     committed = {path.name: path.read_text(encoding="utf-8") for path in SCHEMA_DIR.glob("*.schema.json")}
-    assert sorted(committed) == sorted(generated), "references/schemas/ holds other files than SCHEMAS names; rerun `python -m tools.build_schemas` (and delete stale files)"
+    assert sorted(committed) == sorted(generated), (
+        "references/schemas/ holds other files than SCHEMAS names;"
+        " rerun `python -m tools.build_schemas` (and delete stale files)"
+    )
     for name, text in generated.items():
         assert committed[name] == text, f"references/schemas/{name} is stale; rerun `python -m tools.build_schemas`"
 
 
 def test_a_model_that_does_not_import_stops_the_build(monkeypatch):
-    monkeypatch.setitem(build_schemas.SCHEMAS, "not-yet", ("evaluator.models.not_yet:Nothing", "a model still being written"))
+    monkeypatch.setitem(
+        build_schemas.SCHEMAS, "not-yet", ("evaluator.models.not_yet:Nothing", "a model still being written")
+    )
     with pytest.raises(SystemExit, match="cannot import evaluator.models.not_yet:Nothing"):
         build_schemas.generate()
 
@@ -56,7 +69,12 @@ def test_schema_accepts_valid_initial_fixture(path):
 
 
 def test_schema_accepts_risk_acceptance_record():
-    errors = [error.message for error in validator("risk-acceptance").iter_errors(load(FIXTURES / "initial" / "risk-acceptance-record.json"))]
+    errors = [
+        error.message
+        for error in validator("risk-acceptance").iter_errors(
+            load(FIXTURES / "initial" / "risk-acceptance-record.json")
+        )
+    ]
     assert errors == []
 
 
@@ -76,14 +94,43 @@ def test_schema_rejects_shape_invalid_fixture(path, codes):
 # checked by both; strings ending in a newline are left out on purpose, because
 # Python's re.search lets `$` match before one (see references/canonical-json.md).
 PROBES = {
-    "Sha": (common.Sha, ["a" * 40, "0123456789abcdef0123456789abcdef01234567", "A" * 40, "a" * 39, "a" * 41, "g" * 40, ""]),
+    "Sha": (
+        common.Sha,
+        ["a" * 40, "0123456789abcdef0123456789abcdef01234567", "A" * 40, "a" * 39, "a" * 41, "g" * 40, ""],
+    ),
     "Digest": (common.Digest, ["f" * 64, "F" * 64, "f" * 63, "sha256:" + "f" * 64]),
     "RunId": (common.RunId, ["0" * 32, "0" * 31, "0" * 33, "Z" * 32]),
     "DecimalId": (common.DecimalId, ["1", "42", "9" * 16, "9" * 17, "0", "01", "-1", "1.0", "\u0661"]),
     "NodeId": (common.NodeId, ["PRRT_kwDOAB", "a=", "a" * 128, "a" * 129, "", "a b", "\u00e9"]),
     "RemoteName": (common.RemoteName, ["origin", "up-stream_2", "-x", "a/b", "a.b", "a" * 63, "a" * 64, ""]),
-    "Repository": (common.Repository, ["octo-org/hello-world", "a/.", "a/..", "a/...", "a/x.git", "a/x.gitx", "a-/b", "-a/b", "a--b/c", "A/b", "a/b/c", "a" * 39 + "/b", "a" * 40 + "/b"]),
-    "Timestamp": (common.Timestamp, ["2026-11-29T09:15:00+01:00", "2026-11-29T09:15:00.123456Z", "2026-11-29T09:15:00", "2026-11-29 09:15:00Z", "2026-11-29T09:15:00.1234567Z"]),
+    "Repository": (
+        common.Repository,
+        [
+            "octo-org/hello-world",
+            "a/.",
+            "a/..",
+            "a/...",
+            "a/x.git",
+            "a/x.gitx",
+            "a-/b",
+            "-a/b",
+            "a--b/c",
+            "A/b",
+            "a/b/c",
+            "a" * 39 + "/b",
+            "a" * 40 + "/b",
+        ],
+    ),
+    "Timestamp": (
+        common.Timestamp,
+        [
+            "2026-11-29T09:15:00+01:00",
+            "2026-11-29T09:15:00.123456Z",
+            "2026-11-29T09:15:00",
+            "2026-11-29 09:15:00Z",
+            "2026-11-29T09:15:00.1234567Z",
+        ],
+    ),
 }
 
 
@@ -128,7 +175,11 @@ SCENARIOS = sorted((FIXTURES / "state" / "scenarios").glob("*--*.json"))
 
 
 def test_schema_accepts_every_state_scenario_and_its_plans():
-    state, remediation, finalization = validator("recurring-state"), validator("remediation-manifest"), validator("finalization-manifest")
+    state, remediation, finalization = (
+        validator("recurring-state"),
+        validator("remediation-manifest"),
+        validator("finalization-manifest"),
+    )
     for path in SCENARIOS:
         document = load(path)
         assert [e.message for e in state.iter_errors(document)] == [], path.stem
@@ -143,10 +194,19 @@ def test_schema_accepts_valid_prompt_documents(path):
     assert [e.message for e in validator("prompt-document").iter_errors(load(path))] == []
 
 
-STATE_SHAPE_INVALID = [(path, codes) for suite in ("state", "remediation", "finalization", "prompt") for path, codes in invalid_fixtures(suite) if set(codes) <= SHAPE_CODES]
+STATE_SHAPE_INVALID = [
+    (path, codes)
+    for suite in ("state", "remediation", "finalization", "prompt")
+    for path, codes in invalid_fixtures(suite)
+    if set(codes) <= SHAPE_CODES
+]
 
 
-@pytest.mark.parametrize("path,codes", STATE_SHAPE_INVALID, ids=lambda value: getattr(value, "parent", None) and f"{value.parent.parent.name}/{value.stem}" or "")
+@pytest.mark.parametrize(
+    "path,codes",
+    STATE_SHAPE_INVALID,
+    ids=lambda value: getattr(value, "parent", None) and f"{value.parent.parent.name}/{value.stem}" or "",
+)
 def test_schema_rejects_shape_invalid_state_and_prompt_fixtures(path, codes):
     name = "prompt-document" if path.parent.parent.name == "prompt" else "recurring-state"
     assert not validator(name).is_valid(load(path)), f"tier one accepts {path.name} ({codes})"

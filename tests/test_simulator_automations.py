@@ -29,9 +29,19 @@ def host_with(tmp_path, clock, **options) -> AutomationHost:
 
 
 def heartbeat(**extra) -> dict:
-    return {"mode": "create", "kind": "heartbeat", "name": "Loop widgets 7", "prompt": "Continue the loop.", "rrule": RULE,
-            "model": "gpt-5.5", "reasoningEffort": "high", "executionEnvironment": "local", "status": "ACTIVE",
-            "destination": "thread", **extra}
+    return {
+        "mode": "create",
+        "kind": "heartbeat",
+        "name": "Loop widgets 7",
+        "prompt": "Continue the loop.",
+        "rrule": RULE,
+        "model": "gpt-5.5",
+        "reasoningEffort": "high",
+        "executionEnvironment": "local",
+        "status": "ACTIVE",
+        "destination": "thread",
+        **extra,
+    }
 
 
 def test_create_writes_the_keys_codex_writes_in_its_order(tmp_path, clock):
@@ -44,32 +54,64 @@ def test_create_writes_the_keys_codex_writes_in_its_order(tmp_path, clock):
     record = tomllib.loads(text)
     assert list(record) == [key for key in KEY_ORDER if key in record]
     millis = int(clock.now.timestamp() * 1000)
-    assert record == {"version": 1, "id": "loop-widgets-7", "kind": "heartbeat", "name": "Loop widgets 7", "prompt": "Continue the loop.",
-                      "status": "ACTIVE", "rrule": RULE, "target_thread_id": host.current_thread_id, "model": "gpt-5.5",
-                      "reasoning_effort": "high", "execution_environment": "local", "cwds": ["/work/checkout"],
-                      "created_at": millis, "updated_at": millis}
+    assert record == {
+        "version": 1,
+        "id": "loop-widgets-7",
+        "kind": "heartbeat",
+        "name": "Loop widgets 7",
+        "prompt": "Continue the loop.",
+        "status": "ACTIVE",
+        "rrule": RULE,
+        "target_thread_id": host.current_thread_id,
+        "model": "gpt-5.5",
+        "reasoning_effort": "high",
+        "execution_environment": "local",
+        "cwds": ["/work/checkout"],
+        "created_at": millis,
+        "updated_at": millis,
+    }
     observed = read_registry(tmp_path / "codex-home" / "automations")[0].record
-    assert (observed["id"], observed["name"], observed["status"], observed["rrule"]) == ("loop-widgets-7", "Loop widgets 7", "ACTIVE", RULE)
+    assert (observed["id"], observed["name"], observed["status"], observed["rrule"]) == (
+        "loop-widgets-7",
+        "Loop widgets 7",
+        "ACTIVE",
+        RULE,
+    )
     assert observed["prompt_sha256"] == text_digest("Continue the loop.")
 
 
 def test_a_cron_record_reads_cleanly_and_ids_stay_unique(tmp_path, clock):
     host = host_with(tmp_path, clock)
-    call = {"mode": "create", "kind": "cron", "name": "Nightly", "prompt": "p", "rrule": "RRULE:FREQ=DAILY", "status": "ACTIVE"}
+    call = {
+        "mode": "create",
+        "kind": "cron",
+        "name": "Nightly",
+        "prompt": "p",
+        "rrule": "RRULE:FREQ=DAILY",
+        "status": "ACTIVE",
+    }
     assert host.automation_update(call)["automationId"] == "nightly"
     assert host.automation_update(call)["automationId"] == "nightly-2"
     records = [o.record for o in read_registry(host.root)]
-    assert [(r["id"], r["problem"], r["rrule"]) for r in records] == [("nightly", None, "FREQ=DAILY"), ("nightly-2", None, "FREQ=DAILY")]
+    assert [(r["id"], r["problem"], r["rrule"]) for r in records] == [
+        ("nightly", None, "FREQ=DAILY"),
+        ("nightly-2", None, "FREQ=DAILY"),
+    ]
 
 
 def test_view_update_and_delete(tmp_path, clock):
     host = host_with(tmp_path, clock)
     host.automation_update(heartbeat())
     clock.advance(90)
-    assert host.automation_update({"mode": "update", "automationId": "loop-widgets-7", "status": "PAUSED", "prompt": "Stop."}) == {
-        "automationId": "loop-widgets-7", "mode": "update"}
+    assert host.automation_update(
+        {"mode": "update", "automationId": "loop-widgets-7", "status": "PAUSED", "prompt": "Stop."}
+    ) == {"automationId": "loop-widgets-7", "mode": "update"}
     viewed = host.automation_update({"mode": "view", "automationId": "loop-widgets-7"})["automation"]
-    assert (viewed["status"], viewed["prompt"], viewed["updated_at"] - viewed["created_at"]) == ("PAUSED", "Stop.", 90_000)
+    assert (viewed["status"], viewed["prompt"], viewed["updated_at"] - viewed["created_at"]) == (
+        "PAUSED",
+        "Stop.",
+        90_000,
+    )
     assert [a["id"] for a in host.automation_update({"mode": "view"})["automations"]] == ["loop-widgets-7"]
 
     assert host.automation_update({"mode": "delete", "automationId": "loop-widgets-7"})["mode"] == "delete"
@@ -98,14 +140,19 @@ def test_defect_create_paused_is_saved_active_and_can_be_switched_off(tmp_path, 
 def test_defect_updating_a_heartbeat_drops_model_and_reasoning_effort(tmp_path, clock):
     shipped = host_with(tmp_path / "a", clock)
     shipped.automation_update(heartbeat())
-    shipped.automation_update({"mode": "update", "automationId": "loop-widgets-7", "model": "gpt-5.5", "reasoningEffort": "high"})
+    shipped.automation_update(
+        {"mode": "update", "automationId": "loop-widgets-7", "model": "gpt-5.5", "reasoningEffort": "high"}
+    )
     record = shipped.read("loop-widgets-7")
     assert "model" not in record and "reasoning_effort" not in record
 
     fixed = host_with(tmp_path / "b", clock, defects=Defects(update_drops_model=False))
     fixed.automation_update(heartbeat())
     fixed.automation_update({"mode": "update", "automationId": "loop-widgets-7", "prompt": "x"})
-    assert (fixed.read("loop-widgets-7")["model"], fixed.read("loop-widgets-7")["reasoning_effort"]) == ("gpt-5.5", "high")
+    assert (fixed.read("loop-widgets-7")["model"], fixed.read("loop-widgets-7")["reasoning_effort"]) == (
+        "gpt-5.5",
+        "high",
+    )
 
 
 def test_heartbeat_targets_missing_invented_and_refused(tmp_path, clock):
@@ -149,9 +196,13 @@ def test_pausing_or_deleting_stops_wakeups_and_a_new_rule_takes_over(tmp_path, c
     clock.advance(timedelta(minutes=10))
     assert seen == [created + timedelta(minutes=2)]
 
-    host.automation_update({"mode": "update", "automationId": "loop-widgets-7", "status": "ACTIVE", "rrule": "FREQ=MINUTELY;INTERVAL=5"})
+    host.automation_update(
+        {"mode": "update", "automationId": "loop-widgets-7", "status": "ACTIVE", "rrule": "FREQ=MINUTELY;INTERVAL=5"}
+    )
     clock.advance(timedelta(minutes=5))
-    assert seen[1:] == [created + timedelta(minutes=15)]  # counted from creation: 15 is the first multiple of 5 after 13
+    assert seen[1:] == [
+        created + timedelta(minutes=15)
+    ]  # counted from creation: 15 is the first multiple of 5 after 13
 
     host.automation_update({"mode": "delete", "automationId": "loop-widgets-7"})
     clock.advance(timedelta(hours=1))
@@ -161,7 +212,9 @@ def test_pausing_or_deleting_stops_wakeups_and_a_new_rule_takes_over(tmp_path, c
 def test_a_wakeup_may_change_its_own_automation(tmp_path, clock):
     """The loop's own wakeup pauses the heartbeat it runs in (the bootstrap's first step)."""
     host = host_with(tmp_path, clock)
-    host.on_wakeup = lambda record, now: host.automation_update({"mode": "update", "automationId": record["id"], "status": "PAUSED"})
+    host.on_wakeup = lambda record, now: host.automation_update(
+        {"mode": "update", "automationId": record["id"], "status": "PAUSED"}
+    )
     host.automation_update(heartbeat())
     clock.advance(timedelta(minutes=20))
     assert len(host.wakeups) == 1 and host.read("loop-widgets-7")["status"] == "PAUSED"

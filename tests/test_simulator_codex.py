@@ -41,8 +41,15 @@ def request(world: World, round_number: int) -> dict:
 def observe(world: World) -> dict:
     server = Server(world).start()
     try:
-        client = GitHubClient(f"{OWNER}/{NAME}", host=server.url, token=TOKEN, use_cache=False, environ={}, sleep=lambda _: None,
-                              clock=world.clock.epoch_seconds)
+        client = GitHubClient(
+            f"{OWNER}/{NAME}",
+            host=server.url,
+            token=TOKEN,
+            use_cache=False,
+            environ={},
+            sleep=lambda _: None,
+            clock=world.clock.epoch_seconds,
+        )
         try:
             return observe_pull_request(client, f"{OWNER}/{NAME}", 1, RUN_ID)
         finally:
@@ -52,9 +59,20 @@ def observe(world: World) -> dict:
 
 
 def test_findings_then_clean_across_two_rounds(world):
-    codex = CodexReviewer(world, [{"kind": "findings", "findings": [{"priority": "P1", "path": "src/app.py", "line": 1},
-                                                                     {"priority": "P2", "title": "Name the file"}]}, "clean"],
-                          delay=timedelta(minutes=4))
+    codex = CodexReviewer(
+        world,
+        [
+            {
+                "kind": "findings",
+                "findings": [
+                    {"priority": "P1", "path": "src/app.py", "line": 1},
+                    {"priority": "P2", "title": "Name the file"},
+                ],
+            },
+            "clean",
+        ],
+        delay=timedelta(minutes=4),
+    )
     first = request(world, 0)
     reviewed = head(world)
     assert [r["content"] for r in world.repository(OWNER, NAME).comment_reactions[first["id"]]] == ["eyes"]
@@ -63,7 +81,12 @@ def test_findings_then_clean_across_two_rounds(world):
 
     world.clock.advance(1)
     review = world.repository(OWNER, NAME).reviews[1][0]
-    assert (review["user"]["id"], review["user"]["type"], review["state"], review["commit_id"]) == (199175422, "Bot", "COMMENTED", reviewed)
+    assert (review["user"]["id"], review["user"]["type"], review["state"], review["commit_id"]) == (
+        199175422,
+        "Bot",
+        "COMMENTED",
+        reviewed,
+    )
     assert f"**Reviewed commit:** `{reviewed[:10]}`" in review["body"] and review["submitted_at"] == world.clock.iso()
     document = observe(world)
     threads = document["threads"]
@@ -71,7 +94,9 @@ def test_findings_then_clean_across_two_rounds(world):
     assert [r["source"] for r in document["responses"]] == ["review", "review-comment", "review-comment"]
     assert {r["trigger_request_comment_id"] for r in document["responses"]} == {first["id"]}
     bodies = [c["body"] for c in world.repository(OWNER, NAME).review_comments[1]]
-    assert "![P1 Badge](https://img.shields.io/badge/P1-orange?style=flat)" in bodies[0] and "Name the file" in bodies[1]
+    assert (
+        "![P1 Badge](https://img.shields.io/badge/P1-orange?style=flat)" in bodies[0] and "Name the file" in bodies[1]
+    )
 
     world.commit(OWNER, NAME, "feature/x", {"src/app.py": "print('hello, world')\n"}, "Address the findings")
     second = request(world, 1)
@@ -80,7 +105,9 @@ def test_findings_then_clean_across_two_rounds(world):
     world.clock.advance(timedelta(minutes=4))
     document = observe(world)
     clean = [r for r in document["responses"] if r["zero_findings_signal"]]
-    assert len(clean) == 1 and clean[0]["commit_sha"] == fixed and clean[0]["trigger_request_comment_id"] == second["id"]
+    assert (
+        len(clean) == 1 and clean[0]["commit_sha"] == fixed and clean[0]["trigger_request_comment_id"] == second["id"]
+    )
     assert [r["id"] for r in document["plus_one_reactions"]] == [str(codex.requests[1].answer_ids[0])]
     assert [q.kind for q in codex.requests] == ["findings", "clean"]
 
@@ -94,7 +121,9 @@ def test_the_answer_names_the_requested_head_even_after_a_push(world):
     world.clock.advance(60)
 
     clean = world.repository(OWNER, NAME).issue_comments[1][-1]
-    assert clean["user"]["id"] == CODEX_BOT["id"] and f"`{requested[:10]}`" in clean["body"] and head(world) != requested
+    assert (
+        clean["user"]["id"] == CODEX_BOT["id"] and f"`{requested[:10]}`" in clean["body"] and head(world) != requested
+    )
 
 
 def test_a_push_after_a_clean_review_removes_the_plus_one(world):
@@ -109,8 +138,14 @@ def test_a_push_after_a_clean_review_removes_the_plus_one(world):
     assert world.repository(OWNER, NAME).issue_reactions[1] == []
 
 
-@pytest.mark.parametrize("kind, expected", [("unavailable", "usage-limit"), ("no_environment", "no-environment"),
-                                             ("workspace_deactivated", "workspace-deactivated")])
+@pytest.mark.parametrize(
+    "kind, expected",
+    [
+        ("unavailable", "usage-limit"),
+        ("no_environment", "no-environment"),
+        ("workspace_deactivated", "workspace-deactivated"),
+    ],
+)
 def test_unavailable_replies(world, kind, expected):
     CodexReviewer(world, [kind])
     request(world, 0)
@@ -128,7 +163,9 @@ def test_silence_and_an_exhausted_script_answer_nothing(world):
     comments = world.repository(OWNER, NAME).issue_comments[1]
     assert [c["user"]["login"] for c in comments] == ["loop-owner", "loop-owner"]
     assert world.repository(OWNER, NAME).reviews[1] == [] and world.repository(OWNER, NAME).comment_reactions == {}
-    assert [r.kind for r in codex.requests] == ["silence", "silence"] and all(r.answered_at is None for r in codex.requests)
+    assert [r.kind for r in codex.requests] == ["silence", "silence"] and all(
+        r.answered_at is None for r in codex.requests
+    )
 
 
 def test_only_a_review_trigger_is_a_request_and_codex_ignores_itself(world):
@@ -150,7 +187,8 @@ def test_the_summary_comment_runs_then_completes_in_place(world):
     world.clock.advance(120)
     document = observe(world)
     assert [(row["status"], row["head_sha"], row["content_version_at"]) for row in document["summary_rows"]] == [
-        ("completed", head(world), world.clock.iso())]
+        ("completed", head(world), world.clock.iso())
+    ]
 
 
 def test_an_unknown_script_entry_is_refused(world):

@@ -67,8 +67,12 @@ def exercise_every_route(world: World) -> Recorder:
     api("POST", f"{REPO}/issues/1/reactions", {"content": "+1"})
     api("POST", f"{REPO}/issues/1/reactions", {"content": "+1"})  # 200: already there
     api("GET", f"{REPO}/issues/1/reactions")
-    api("POST", f"{REPO}/pulls/1/reviews", {"event": "COMMENT", "body": "x", "comments": [{"path": "src/app.py", "line": 1, "body": "P1"}]},
-        token=OTHER_TOKEN)
+    api(
+        "POST",
+        f"{REPO}/pulls/1/reviews",
+        {"event": "COMMENT", "body": "x", "comments": [{"path": "src/app.py", "line": 1, "body": "P1"}]},
+        token=OTHER_TOKEN,
+    )
     api("POST", f"{REPO}/pulls/1/reviews", {"event": "APPROVE"}, token=OTHER_TOKEN)
     api("GET", f"{REPO}/pulls/1/reviews")
     _, review_comments, _ = api("GET", f"{REPO}/pulls/1/comments")
@@ -77,7 +81,11 @@ def exercise_every_route(world: World) -> Recorder:
     api("POST", f"{REPO}/check-runs", {"name": "ci", "head_sha": head, "status": "completed", "conclusion": "success"})
     api("POST", f"{REPO}/check-runs", {"name": "lint", "head_sha": head, "status": "in_progress"})
     api("GET", f"{REPO}/commits/{head}/check-runs")
-    api("POST", f"{REPO}/statuses/{head}", {"state": "success", "context": "deploy", "description": "ok", "target_url": "https://ci.example/1"})
+    api(
+        "POST",
+        f"{REPO}/statuses/{head}",
+        {"state": "success", "context": "deploy", "description": "ok", "target_url": "https://ci.example/1"},
+    )
     api("GET", f"{REPO}/commits/{head}/status")
     api("GET", f"{REPO}/git/ref/heads/feature/x")
     api("GET", f"{REPO}/branches/main")
@@ -86,11 +94,24 @@ def exercise_every_route(world: World) -> Recorder:
     api("GET", f"{REPO}/branches/main")
     api("GET", f"{REPO}/branches/main/protection")
     api("GET", f"{REPO}/rules/branches/main")  # no active rules: []
-    world.set_rulesets(OWNER, NAME, "main", [
-        {"type": "required_status_checks", "ruleset_source_type": "Repository", "ruleset_source": f"{OWNER}/{NAME}", "ruleset_id": 7,
-         "parameters": {"required_status_checks": [{"context": "ci", "integration_id": 15368}], "strict_required_status_checks_policy": False}},
-        {"type": "deletion", "ruleset_source_type": "Organization", "ruleset_source": OWNER, "ruleset_id": 8},
-    ])
+    world.set_rulesets(
+        OWNER,
+        NAME,
+        "main",
+        [
+            {
+                "type": "required_status_checks",
+                "ruleset_source_type": "Repository",
+                "ruleset_source": f"{OWNER}/{NAME}",
+                "ruleset_id": 7,
+                "parameters": {
+                    "required_status_checks": [{"context": "ci", "integration_id": 15368}],
+                    "strict_required_status_checks_policy": False,
+                },
+            },
+            {"type": "deletion", "ruleset_source_type": "Organization", "ruleset_source": OWNER, "ruleset_id": 8},
+        ],
+    )
     api("GET", f"{REPO}/rules/branches/main")
     api("DELETE", f"{REPO}/issues/comments/{comment['id']}")
     api("PUT", f"{REPO}/pulls/1/merge", {"sha": "0" * 40})  # 409
@@ -132,17 +153,30 @@ def test_every_rest_answer_validates_against_the_published_schema(recorded):
             if status in (204, 304):
                 assert payload is None, f"{operation} {status} must have no body"
             else:  # an error documented without a schema: GitHub still sends its error object
-                assert payload is None or set(payload) == {"message", "documentation_url", "status"}, (operation, status)
+                assert payload is None or set(payload) == {"message", "documentation_url", "status"}, (
+                    operation,
+                    status,
+                )
             continue
         errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(payload), key=lambda e: list(e.absolute_path))
         assert not errors, f"{operation} {status}: {errors[0].message} at {list(errors[0].absolute_path)}"
         checked += 1
     assert checked >= 35
-    assert {status for _, status, _ in recorded.answers} >= {200, 201, 204, 404, 405, 409, 422}  # error bodies are checked too
+    assert {status for _, status, _ in recorded.answers} >= {
+        200,
+        201,
+        204,
+        404,
+        405,
+        409,
+        422,
+    }  # error bodies are checked too
 
 
 def test_the_validator_would_notice_a_wrong_answer(recorded):
-    operation, _, payload = next(a for a in recorded.answers if a[0] == "GET /repos/{owner}/{repo}/pulls/{pull_number}" and a[1] == 200)
+    operation, _, payload = next(
+        a for a in recorded.answers if a[0] == "GET /repos/{owner}/{repo}/pulls/{pull_number}" and a[1] == 200
+    )
     schema = CONTRACT["operations"][operation]["responses"]["200"]
     broken = {**payload, "number": "1"}
     assert list(jsonschema.Draft7Validator(schema).iter_errors(broken))
@@ -196,8 +230,13 @@ def replay(document: graphql.DocumentNode, data: dict[str, Any], variables: dict
     root_type = schema.mutation_type if operation.operation == graphql.OperationType.MUTATION else schema.query_type
     for field in root_type.fields.values():
         field.resolve = lambda source, info, **_: source[info.field_name]
-    return graphql.execute(schema, document, root_value=data, variable_values=variables,
-                           operation_name=operation.name.value if operation.name else None)
+    return graphql.execute(
+        schema,
+        document,
+        root_value=data,
+        variable_values=variables,
+        operation_name=operation.name.value if operation.name else None,
+    )
 
 
 def graphql_world(tmp_path: Path) -> tuple[World, Api, dict[str, Any]]:
@@ -207,11 +246,21 @@ def graphql_world(tmp_path: Path) -> tuple[World, Api, dict[str, Any]]:
     pull = world.open_pull_request(OWNER, NAME, head="feature/x", title="Fix", draft=True)
     thread = world.add_review_thread(OWNER, NAME, 1, USERS["codex_bot"], "**P1** finding", path="src/app.py", line=1)
     for index in range(120):  # more than one page of comments: the node(id:) query pages the rest
-        world.reply_to_review_comment(OWNER, NAME, 1, thread["comments"][0]["rest"]["id"], "loop-owner", f"reply {index}")
+        world.reply_to_review_comment(
+            OWNER, NAME, 1, thread["comments"][0]["rest"]["id"], "loop-owner", f"reply {index}"
+        )
     world.add_check_run(OWNER, NAME, pull["head"]["sha"], "ci", app_id=15368)
     world.add_status(OWNER, NAME, pull["head"]["sha"], "deploy", "pending")
-    variables = {"owner": OWNER, "name": NAME, "number": 1, "cursor": None, "id": thread["id"], "threadId": thread["id"],
-                 "pullRequestId": pull["node_id"], "mergeState": True}
+    variables = {
+        "owner": OWNER,
+        "name": NAME,
+        "number": 1,
+        "cursor": None,
+        "id": thread["id"],
+        "threadId": thread["id"],
+        "pullRequestId": pull["node_id"],
+        "mergeState": True,
+    }
     return world, api, variables
 
 
@@ -222,7 +271,9 @@ def test_the_simulators_graphql_answers_have_the_schemas_shape(tmp_path):
         parsed = graphql.parse(text)
         for operation in (d for d in parsed.definitions if isinstance(d, graphql.OperationDefinitionNode)):
             wanted = {v.variable.name.value: variables[v.variable.name.value] for v in operation.variable_definitions}
-            if operation.variable_definitions and any(v.variable.name.value == "cursor" for v in operation.variable_definitions):
+            if operation.variable_definitions and any(
+                v.variable.name.value == "cursor" for v in operation.variable_definitions
+            ):
                 wanted["cursor"] = None
             single = graphql.DocumentNode(definitions=(operation,))
             typed = with_typenames(graphql.print_ast(single))
@@ -242,9 +293,18 @@ def test_a_shape_violation_would_be_caught_by_the_replay():
 def test_openapi_nullable_becomes_json_schema_null():
     from tools.extract_github_contract import json_schema
 
-    assert json_schema({"type": "string", "nullable": True, "description": "d", "example": "x"}) == {"type": ["string", "null"]}
-    assert json_schema({"type": "string", "enum": ["a"], "nullable": True}) == {"type": ["string", "null"], "enum": ["a", None]}
-    assert json_schema({"allOf": [{"type": "object"}], "nullable": True}) == {"anyOf": [{"allOf": [{"type": "object"}]}, {"type": "null"}]}
+    assert json_schema({"type": "string", "nullable": True, "description": "d", "example": "x"}) == {
+        "type": ["string", "null"]
+    }
+    assert json_schema({"type": "string", "enum": ["a"], "nullable": True}) == {
+        "type": ["string", "null"],
+        "enum": ["a", None],
+    }
+    assert json_schema({"allOf": [{"type": "object"}], "nullable": True}) == {
+        "anyOf": [{"allOf": [{"type": "object"}]}, {"type": "null"}]
+    }
     # A property called "description" is data, not an annotation.
     assert json_schema({"type": "object", "properties": {"description": {"type": "string"}}}) == {
-        "type": "object", "properties": {"description": {"type": "string"}}}
+        "type": "object",
+        "properties": {"description": {"type": "string"}},
+    }

@@ -48,11 +48,31 @@ def test_a_push_over_https_moves_the_pull_request_and_codex_reviews_the_new_head
     world.commit(OWNER, NAME, "feature/x", {"src/app.py": "print('hello')\n"}, "Fix")
     world.open_pull_request(OWNER, NAME, head="feature/x", title="Fix")
     CodexReviewer(world, ["clean"], delay=timedelta(minutes=2))
-    network = ["-c", f"http.proxy={front.proxy_url}", "-c", f"http.sslCAInfo={front.ca_file}", "-c", "credential.helper=",
-               "-c", f"credential.https://github.com.helper=!{gh} auth git-credential",
-               "-c", "user.name=Dev", "-c", "user.email=dev@example.invalid"]
+    network = [
+        "-c",
+        f"http.proxy={front.proxy_url}",
+        "-c",
+        f"http.sslCAInfo={front.ca_file}",
+        "-c",
+        "credential.helper=",
+        "-c",
+        f"credential.https://github.com.helper=!{gh} auth git-credential",
+        "-c",
+        "user.name=Dev",
+        "-c",
+        "user.email=dev@example.invalid",
+    ]
     checkout = tmp_path / "checkout"
-    git(*network, "clone", "-q", "--branch", "feature/x", f"https://github.com/{OWNER}/{NAME}.git", str(checkout), cwd=tmp_path)
+    git(
+        *network,
+        "clone",
+        "-q",
+        "--branch",
+        "feature/x",
+        f"https://github.com/{OWNER}/{NAME}.git",
+        str(checkout),
+        cwd=tmp_path,
+    )
     (checkout / "NEWS").write_text("greeting fixed\n")
     git("add", "NEWS", cwd=checkout)
     git(*network, "commit", "-qm", "News", cwd=checkout)
@@ -60,8 +80,13 @@ def test_a_push_over_https_moves_the_pull_request_and_codex_reviews_the_new_head
 
     git(*network, "push", "-q", "origin", "feature/x", cwd=checkout)
 
-    api = httpx2.Client(proxy=front.proxy_url, verify=ssl.create_default_context(cafile=str(front.ca_file)), trust_env=False,
-                        headers={"Authorization": f"token {TOKEN}"}, base_url=f"https://{API_HOST}")
+    api = httpx2.Client(
+        proxy=front.proxy_url,
+        verify=ssl.create_default_context(cafile=str(front.ca_file)),
+        trust_env=False,
+        headers={"Authorization": f"token {TOKEN}"},
+        base_url=f"https://{API_HOST}",
+    )
     with api:
         assert api.get(f"/repos/{OWNER}/{NAME}/pulls/1").json()["head"]["sha"] == pushed
         request = api.post(f"/repos/{OWNER}/{NAME}/issues/1/comments", json={"body": "@codex review"})

@@ -20,7 +20,8 @@ THREADS = """query($owner: String!, $name: String!, $number: Int!) {
   rateLimit { cost remaining }
   repository(owner: $owner, name: $name) { pullRequest(number: $number) {
     reviewThreads(first: 100) { totalCount nodes { id isResolved path line
-      comments(first: 100) { totalCount nodes { id body createdAt author { login ... on Bot { databaseId } ... on User { databaseId } } } } } } } }
+      comments(first: 100) { totalCount nodes { id body createdAt
+        author { login ... on Bot { databaseId } ... on User { databaseId } } } } } } } }
 }"""
 
 
@@ -38,7 +39,9 @@ def api(world: World) -> Api:
 
 def open_pull(world: World, api: Api, branch: str = "feature/x", **extra) -> dict:
     world.commit(OWNER, NAME, branch, {"src/app.py": "print('hello')\n"}, "Fix the greeting")
-    status, pull, _ = api("POST", f"{REPO}/pulls", {"title": "Fix greeting", "head": branch, "base": "main", "body": "Typo.", **extra})
+    status, pull, _ = api(
+        "POST", f"{REPO}/pulls", {"title": "Fix greeting", "head": branch, "base": "main", "body": "Typo.", **extra}
+    )
     assert status == 201
     return pull
 
@@ -66,26 +69,47 @@ def test_a_real_git_push_moves_the_branch_and_the_pull_request_head(world, api, 
 def test_a_push_moves_review_comments_and_outdates_threads_on_changed_files(world, api):
     pull = open_pull(world, api)
     reviewed = pull["head"]["sha"]
-    api("POST", f"{REPO}/pulls/1/reviews", {"event": "COMMENT", "comments": [{"path": "src/app.py", "line": 1, "body": "a"},
-                                                                              {"path": "README.md", "line": 1, "body": "b"}]})
+    api(
+        "POST",
+        f"{REPO}/pulls/1/reviews",
+        {
+            "event": "COMMENT",
+            "comments": [{"path": "src/app.py", "line": 1, "body": "a"}, {"path": "README.md", "line": 1, "body": "b"}],
+        },
+    )
     pushed = world.commit(OWNER, NAME, "feature/x", {"src/app.py": "print('hello!')\n"}, "Address a")
     world.notice_push(OWNER, NAME)
 
     comments = api("GET", f"{REPO}/pulls/1/comments")[1]
     assert {(c["commit_id"], c["original_commit_id"]) for c in comments} == {(pushed, reviewed)}
-    threads = api.graphql(THREADS, {"owner": OWNER, "name": NAME, "number": 1})["data"]["repository"]["pullRequest"]["reviewThreads"]
+    threads = api.graphql(THREADS, {"owner": OWNER, "name": NAME, "number": 1})["data"]["repository"]["pullRequest"][
+        "reviewThreads"
+    ]
     assert [t["path"] for t in threads["nodes"]] == ["src/app.py", "README.md"]
-    outdated = api.graphql("query($owner: String!, $name: String!) { rateLimit { cost } repository(owner: $owner, name: $name) {"
-                           " pullRequest(number: 1) { reviewThreads(first: 10) { nodes { isOutdated } } } } }", {"owner": OWNER, "name": NAME})
-    assert [n["isOutdated"] for n in outdated["data"]["repository"]["pullRequest"]["reviewThreads"]["nodes"]] == [True, False]
+    outdated = api.graphql(
+        "query($owner: String!, $name: String!) { rateLimit { cost } repository(owner: $owner, name: $name) {"
+        " pullRequest(number: 1) { reviewThreads(first: 10) { nodes { isOutdated } } } } }",
+        {"owner": OWNER, "name": NAME},
+    )
+    assert [n["isOutdated"] for n in outdated["data"]["repository"]["pullRequest"]["reviewThreads"]["nodes"]] == [
+        True,
+        False,
+    ]
 
 
 def test_pull_requests_are_created_listed_updated_closed_and_reopened(world, api):
     pull = open_pull(world, api)
-    assert (pull["number"], pull["state"], pull["user"]["login"], pull["created_at"]) == (1, "open", "loop-owner", world.clock.iso())
+    assert (pull["number"], pull["state"], pull["user"]["login"], pull["created_at"]) == (
+        1,
+        "open",
+        "loop-owner",
+        world.clock.iso(),
+    )
     assert pull["head"]["sha"] == world.repository(OWNER, NAME).tip("feature/x")
     assert pull["base"]["sha"] == world.repository(OWNER, NAME).tip("main")
-    assert api("POST", f"{REPO}/pulls", {"head": "feature/x", "base": "main"})[0] == 422  # one open PR per head and base
+    assert (
+        api("POST", f"{REPO}/pulls", {"head": "feature/x", "base": "main"})[0] == 422
+    )  # one open PR per head and base
     assert api("POST", f"{REPO}/pulls", {"head": "no-such-branch", "base": "main"})[0] == 422
 
     world.clock.advance(60)
@@ -116,7 +140,12 @@ def test_merge_checks_the_head_and_writes_a_merge_commit(world, api):
     assert parents == [base_before, pull["head"]["sha"]]
     assert bare.git("show", f"{merged['sha']}:src/app.py") == "print('hello')"
     _, after, _ = api("GET", f"{REPO}/pulls/1")
-    assert (after["state"], after["merged"], after["merged_at"], after["merge_commit_sha"]) == ("closed", True, world.clock.iso(), merged["sha"])
+    assert (after["state"], after["merged"], after["merged_at"], after["merge_commit_sha"]) == (
+        "closed",
+        True,
+        world.clock.iso(),
+        merged["sha"],
+    )
     assert api("PUT", f"{REPO}/pulls/1/merge", {})[0] == 405
     assert api("GET", f"{REPO}/pulls/1/merge")[0] == 204
 
@@ -128,7 +157,11 @@ def test_merge_checks_the_head_and_writes_a_merge_commit(world, api):
 def test_issue_comments_are_created_edited_and_deleted_on_the_clock(world, api):
     open_pull(world, api)
     status, comment, _ = api("POST", f"{REPO}/issues/1/comments", {"body": "@codex review"})
-    assert status == 201 and comment["user"]["id"] == USERS["loop_owner"]["id"] and comment["created_at"] == world.clock.iso()
+    assert (
+        status == 201
+        and comment["user"]["id"] == USERS["loop_owner"]["id"]
+        and comment["created_at"] == world.clock.iso()
+    )
     _, by_reviewer, _ = api("POST", f"{REPO}/issues/1/comments", {"body": "LGTM"}, token=OTHER_TOKEN)
     assert by_reviewer["user"]["login"] == "human-reviewer"
 
@@ -160,13 +193,24 @@ def test_reactions_are_unique_per_account_and_content(world, api):
 
 def test_review_comments_open_threads_that_replies_and_mutations_change(world, api):
     pull = open_pull(world, api)
-    status, review, _ = api("POST", f"{REPO}/pulls/1/reviews",
-                            {"event": "COMMENT", "body": "Two things", "comments": [{"path": "src/app.py", "line": 1, "body": "Typo"},
-                                                                                    {"path": "README.md", "line": 1, "body": "Title"}]},
-                            token=OTHER_TOKEN)
+    status, review, _ = api(
+        "POST",
+        f"{REPO}/pulls/1/reviews",
+        {
+            "event": "COMMENT",
+            "body": "Two things",
+            "comments": [
+                {"path": "src/app.py", "line": 1, "body": "Typo"},
+                {"path": "README.md", "line": 1, "body": "Title"},
+            ],
+        },
+        token=OTHER_TOKEN,
+    )
     assert status == 200 and review["state"] == "COMMENTED" and review["commit_id"] == pull["head"]["sha"]
     comments = api("GET", f"{REPO}/pulls/1/comments")[1]
-    assert [c["body"] for c in comments] == ["Typo", "Title"] and {c["pull_request_review_id"] for c in comments} == {review["id"]}
+    assert [c["body"] for c in comments] == ["Typo", "Title"] and {c["pull_request_review_id"] for c in comments} == {
+        review["id"]
+    }
 
     world.clock.advance(30)
     status, reply, _ = api("POST", f"{REPO}/pulls/1/comments/{comments[0]['id']}/replies", {"body": "Fixed."})
@@ -178,22 +222,31 @@ def test_review_comments_open_threads_that_replies_and_mutations_change(world, a
     first = threads["nodes"][0]
     assert (first["path"], first["line"], first["isResolved"]) == ("src/app.py", 1, False)
     assert [c["body"] for c in first["comments"]["nodes"]] == ["Typo", "Fixed."]
-    assert first["comments"]["nodes"][0]["author"] == {"login": "human-reviewer", "databaseId": USERS["human_reviewer"]["id"]}
+    assert first["comments"]["nodes"][0]["author"] == {
+        "login": "human-reviewer",
+        "databaseId": USERS["human_reviewer"]["id"],
+    }
 
-    resolved = api.graphql("mutation($id: ID!) { resolveReviewThread(input: {threadId: $id}) { thread { id isResolved } } }", {"id": first["id"]})
+    resolved = api.graphql(
+        "mutation($id: ID!) { resolveReviewThread(input: {threadId: $id}) { thread { id isResolved } } }",
+        {"id": first["id"]},
+    )
     assert resolved["data"]["resolveReviewThread"]["thread"] == {"id": first["id"], "isResolved": True}
     again = api.graphql(THREADS, {"owner": OWNER, "name": NAME, "number": 1})["data"]
     assert [t["isResolved"] for t in again["repository"]["pullRequest"]["reviewThreads"]["nodes"]] == [True, False]
 
-    missing = api.graphql("mutation { resolveReviewThread(input: {threadId: \"PRRT_nope\"}) { thread { id } } }")
+    missing = api.graphql('mutation { resolveReviewThread(input: {threadId: "PRRT_nope"}) { thread { id } } }')
     assert missing["errors"][0]["type"] == "NOT_FOUND" and missing["data"] == {"resolveReviewThread": None}
 
 
 def test_a_draft_is_marked_ready_through_graphql(world, api):
     pull = open_pull(world, api, draft=True)
     assert pull["draft"] is True
-    answer = api.graphql("mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { number isDraft } } }",
-                         {"id": pull["node_id"]})
+    answer = api.graphql(
+        "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id})"
+        " { pullRequest { number isDraft } } }",
+        {"id": pull["node_id"]},
+    )
     assert answer["data"]["markPullRequestReadyForReview"]["pullRequest"] == {"number": 1, "isDraft": False}
     assert api("GET", f"{REPO}/pulls/1")[1]["draft"] is False
 
@@ -201,7 +254,7 @@ def test_a_draft_is_marked_ready_through_graphql(world, api):
 def test_graphql_rejects_what_the_schema_does_not_have_and_names_missing_things(world, api):
     unknown = api.graphql("query { viewer { login } }")
     assert "data" not in unknown and "viewer" in unknown["errors"][0]["message"]
-    missing = api.graphql("query { rateLimit { cost } repository(owner: \"octo-org\", name: \"nope\") { id } }")
+    missing = api.graphql('query { rateLimit { cost } repository(owner: "octo-org", name: "nope") { id } }')
     assert missing["data"]["repository"] is None and missing["errors"][0]["type"] == "NOT_FOUND"
     assert missing["errors"][0]["path"] == ["repository"]
 
@@ -209,7 +262,14 @@ def test_graphql_rejects_what_the_schema_does_not_have_and_names_missing_things(
 def test_check_runs_and_statuses_bind_to_a_commit(world, api):
     pull = open_pull(world, api)
     head = pull["head"]["sha"]
-    assert api("POST", f"{REPO}/check-runs", {"name": "ci/test", "head_sha": head, "status": "completed", "conclusion": "success"})[0] == 201
+    assert (
+        api(
+            "POST",
+            f"{REPO}/check-runs",
+            {"name": "ci/test", "head_sha": head, "status": "completed", "conclusion": "success"},
+        )[0]
+        == 201
+    )
     assert api("POST", f"{REPO}/check-runs", {"name": "ci/lint", "head_sha": head, "status": "completed"})[0] == 422
     assert api("POST", f"{REPO}/statuses/{head}", {"state": "pending", "context": "deploy"})[0] == 201
     assert api("POST", f"{REPO}/statuses/{head}", {"state": "success", "context": "deploy"})[0] == 201
@@ -217,14 +277,20 @@ def test_check_runs_and_statuses_bind_to_a_commit(world, api):
     runs = api("GET", f"{REPO}/commits/{head}/check-runs")[1]
     assert runs["total_count"] == 1 and runs["check_runs"][0]["name"] == "ci/test"
     combined = api("GET", f"{REPO}/commits/feature/x/status")[1]
-    assert (combined["state"], combined["sha"], [s["state"] for s in combined["statuses"]]) == ("success", head, ["success"])
+    assert (combined["state"], combined["sha"], [s["state"] for s in combined["statuses"]]) == (
+        "success",
+        head,
+        ["success"],
+    )
     assert api("GET", f"{REPO}/commits/{'0' * 40}/status")[1]["total_count"] == 0
 
 
 def test_branch_protection_is_served_or_refused(world, api):
     assert api("GET", f"{REPO}/branches/main/protection")[0] == 404
     assert api("GET", f"{REPO}/branches/main")[1]["protected"] is False
-    world.set_protection(OWNER, NAME, "main", {"url": "x", "required_status_checks": {"contexts": ["ci/test"], "strict": True}})
+    world.set_protection(
+        OWNER, NAME, "main", {"url": "x", "required_status_checks": {"contexts": ["ci/test"], "strict": True}}
+    )
     branch = api("GET", f"{REPO}/branches/main")[1]
     assert branch["protected"] is True and branch["protection"]["required_status_checks"]["contexts"] == ["ci/test"]
     world.set_protection(OWNER, NAME, "main", 403)
@@ -242,7 +308,9 @@ def test_etags_and_rate_limits_are_per_token_in_simulated_time(world, api):
     assert (status, body, again["X-RateLimit-Used"]) == (304, None, str(used))  # a 304 costs nothing
     world.clock.advance(1)
     api("POST", f"{REPO}/issues/1/comments", {"body": "changed"})
-    assert api("GET", f"{REPO}/pulls/1", headers={"If-None-Match": headers["ETag"]})[0] == 200  # the comment count moved
+    assert (
+        api("GET", f"{REPO}/pulls/1", headers={"If-None-Match": headers["ETag"]})[0] == 200
+    )  # the comment count moved
 
     assert api("GET", "/user", token=OTHER_TOKEN)[2]["X-RateLimit-Used"] == "1"  # another token, another window
     world.rate_window(TOKEN).used = world.rate_window(TOKEN).limit
@@ -268,16 +336,33 @@ def test_the_observer_reads_a_world_built_through_the_api(world, api):
     """The real collector's GitHub observer, over HTTP, against a PR opened and reviewed through the API."""
     open_pull(world, api)
     api("POST", f"{REPO}/issues/1/comments", {"body": "@codex review"})
-    api("POST", f"{REPO}/pulls/1/reviews", {"event": "COMMENT", "body": "b", "comments": [{"path": "src/app.py", "line": 1, "body": "x"}]},
-        token=OTHER_TOKEN)
+    api(
+        "POST",
+        f"{REPO}/pulls/1/reviews",
+        {"event": "COMMENT", "body": "b", "comments": [{"path": "src/app.py", "line": 1, "body": "x"}]},
+        token=OTHER_TOKEN,
+    )
     server = Server(world).start()
     try:
-        client = GitHubClient(f"{OWNER}/{NAME}", host=server.url, token=TOKEN, use_cache=False, environ={}, sleep=lambda _: None,
-                              clock=world.clock.epoch_seconds)
+        client = GitHubClient(
+            f"{OWNER}/{NAME}",
+            host=server.url,
+            token=TOKEN,
+            use_cache=False,
+            environ={},
+            sleep=lambda _: None,
+            clock=world.clock.epoch_seconds,
+        )
         document = observe_pull_request(client, f"{OWNER}/{NAME}", 1, "0" * 32)
         client.close()
     finally:
         server.stop()
-    assert document["pull_request"]["head_sha"] == document["head_tip_sha"] == world.repository(OWNER, NAME).tip("feature/x")
+    assert (
+        document["pull_request"]["head_sha"]
+        == document["head_tip_sha"]
+        == world.repository(OWNER, NAME).tip("feature/x")
+    )
     assert document["base_tip_sha"] == world.repository(OWNER, NAME).tip("main")
-    assert len(document["threads"]) == 1 and document["threads"][0]["thread"]["content_version_at"] == iso(world.clock.now)
+    assert len(document["threads"]) == 1 and document["threads"][0]["thread"]["content_version_at"] == iso(
+        world.clock.now
+    )

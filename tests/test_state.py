@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from evaluator.actions import WRITE_ACTIONS
 from evaluator.checks import run_state
 from evaluator.cli import main
-from evaluator.actions import WRITE_ACTIONS
 from evaluator.machine import REPORT_ROWS, ROWS
 from tests.helpers import FIXTURES, invalid_fixtures, load, run_cli
 
@@ -39,7 +39,37 @@ def test_every_action_and_reason_has_a_scenario():
     covered_reasons = {reason for case in EXPECTED.values() for reason in case["reasons"]}
     assert reasons <= covered_reasons, reasons - covered_reasons
     assert actions <= {case["action"] for case in EXPECTED.values()}
-    inconsistency_reasons = {"user-drift", "evaluator-digest-changed", "remote-drift", "repository-drift", "pr-cross-repository", "base-branch-drift", "head-branch-drift", "base-tip-drift", "remote-head-drift", "marker-anomaly", "approval-conflict", "head-drift", "claim-abandoned", "automation-missing", "automation-duplicate", "automation-id-mismatch", "automation-unreadable", "automation-name-mismatch", "automation-schedule-mismatch", "bootstrap-automation-paused", "automation-active-before-prompt", "automation-not-active", "automation-prompt-mismatch", "remediation-plan-stale", "finalization-plan-stale", "plan-kind-mismatch", "plan-without-signal", "response-edited-before-created", "response-trigger-mismatch"}
+    inconsistency_reasons = {
+        "user-drift",
+        "evaluator-digest-changed",
+        "remote-drift",
+        "repository-drift",
+        "pr-cross-repository",
+        "base-branch-drift",
+        "head-branch-drift",
+        "base-tip-drift",
+        "remote-head-drift",
+        "marker-anomaly",
+        "approval-conflict",
+        "head-drift",
+        "claim-abandoned",
+        "automation-missing",
+        "automation-duplicate",
+        "automation-id-mismatch",
+        "automation-unreadable",
+        "automation-name-mismatch",
+        "automation-schedule-mismatch",
+        "bootstrap-automation-paused",
+        "automation-active-before-prompt",
+        "automation-not-active",
+        "automation-prompt-mismatch",
+        "remediation-plan-stale",
+        "finalization-plan-stale",
+        "plan-kind-mismatch",
+        "plan-without-signal",
+        "response-edited-before-created",
+        "response-trigger-mismatch",
+    }
     assert inconsistency_reasons <= covered_reasons
 
 
@@ -53,15 +83,25 @@ def test_actions_carry_what_the_agent_needs(capsys):
     assert phase_one["operations"] == ["mark-draft-ready", "resolve-codex-threads"]
     _, finish = cli(capsys, "--state", str(SCENARIOS / "finish-finalization--finalization-settled.json"))
     assert finish["operations"] == ["delete-owned-automation"] and finish["delete_automation_id"]
-    assert finish["original_plan_hash"] != finish["plan_hash"] and finish["original_request_key"] == finish["request_key"]
+    assert (
+        finish["original_plan_hash"] != finish["plan_hash"] and finish["original_request_key"] == finish["request_key"]
+    )
     _, drift = cli(capsys, "--state", str(SCENARIOS / "state-inconsistency--user-drift.json"))
-    assert drift["write_permitted"] is False and drift["user_must_delete_automation"].startswith("github-codex-pr-loop:github.com/")
-    _, timeout = cli(capsys, "--state", str(SCENARIOS / "request-timeout--request-deadline-passed.json"), "--now", "2026-11-29T10:30:01Z")
+    assert drift["write_permitted"] is False and drift["user_must_delete_automation"].startswith(
+        "github-codex-pr-loop:github.com/"
+    )
+    _, timeout = cli(
+        capsys,
+        "--state",
+        str(SCENARIOS / "request-timeout--request-deadline-passed.json"),
+        "--now",
+        "2026-11-29T10:30:01Z",
+    )
     assert timeout["delete_automation_id"] == "github-codex-pr-loop-42"
 
 
 def test_no_scenario_inconsistency_permits_a_write():
-    for name, expected in EXPECTED.items():
+    for expected in EXPECTED.values():
         if expected["action"] == "state-inconsistency":
             assert expected["action"] not in WRITE_ACTIONS
 
@@ -97,30 +137,47 @@ def test_cli_state_subprocess_contract():
     status, output, _ = run_cli("--state", str(SCENARIOS / "wait--awaiting-codex-response.json"))
     assert status == 0 and output["action"] == "wait" and output["request_deadline"] == "2026-11-29T10:30:00Z"
     status, output, _ = run_cli("--state", str(FIXTURES / "state" / "invalid" / "missing-key--observed-at.json"))
-    assert status == 1 and output["errors"][0] == {"code": "missing-key", "path": "/observed_at", "message": "required key 'observed_at' is missing"}
+    assert status == 1 and output["errors"][0] == {
+        "code": "missing-key",
+        "path": "/observed_at",
+        "message": "required key 'observed_at' is missing",
+    }
     assert run_cli("--state", str(SCENARIOS / "wait--awaiting-codex-response.json"), "--now", "yesterday")[0] == 2
-    assert run_cli("--state", str(SCENARIOS / "wait--awaiting-codex-response.json"), "--now", "2026-02-30T10:00:00Z")[0] == 2
+    assert (
+        run_cli("--state", str(SCENARIOS / "wait--awaiting-codex-response.json"), "--now", "2026-02-30T10:00:00Z")[0]
+        == 2
+    )
 
 
 def test_now_defaults_to_observed_at_and_flag_overrides():
     state = load(SCENARIOS / "wait--awaiting-codex-response.json")
     assert run_state(state, approved_hash=None, now=None)["action"] == "wait"
-    assert run_state(state, approved_hash=None, now="2026-11-29T11:30:00+01:00")["action"] == "wait"  # same instant as 10:30Z
+    assert (
+        run_state(state, approved_hash=None, now="2026-11-29T11:30:00+01:00")["action"] == "wait"
+    )  # same instant as 10:30Z
     assert run_state(state, approved_hash=None, now="2026-11-29T11:30:01+01:00")["action"] == "request-timeout"
 
 
 def test_risk_acceptance_record_is_verified_against_the_remediation_plan():
     import copy
 
-    from evaluator.canonical import digest
     from evaluator import policy
+    from evaluator.canonical import digest
     from tools import samples, state_scenarios
 
     state = state_scenarios.remediation_planned()
     manifest = state["remediation_manifest"]
     manifest["execution"]["isolation"] = policy.EXPLICIT_RISK
-    manifest["execution"]["git"].update(profile=policy.EXPLICIT_RISK_PROFILE, hooks_disabled=False, active_clean_filters=["lfs"])
-    record = samples.risk_acceptance_record({"authenticated_user_id": state["authenticated_user_id"], "commands": manifest["commands"], "execution_boundary": manifest["execution"]})
+    manifest["execution"]["git"].update(
+        profile=policy.EXPLICIT_RISK_PROFILE, hooks_disabled=False, active_clean_filters=["lfs"]
+    )
+    record = samples.risk_acceptance_record(
+        {
+            "authenticated_user_id": state["authenticated_user_id"],
+            "commands": manifest["commands"],
+            "execution_boundary": manifest["execution"],
+        }
+    )
     manifest["execution"]["risk_acceptance_sha256"] = digest(record)
     state["execution_boundary"] = copy.deepcopy(manifest["execution"])
     state["remediation_plan_hash"] = digest(manifest)
@@ -166,12 +223,19 @@ def test_findings_after_phase_one_still_lock_and_time_out():
 def test_an_approved_hash_outside_approval_gated_mode_must_name_the_plan(capsys):
     planned = SCENARIOS / "claim-plan--remediation-autonomous.json"
     plan_hash = load(planned)["remediation_plan_hash"]
-    assert cli(capsys, "--state", str(planned), "--approved-hash", plan_hash) == (0, cli(capsys, "--state", str(planned))[1])
+    assert cli(capsys, "--state", str(planned), "--approved-hash", plan_hash) == (
+        0,
+        cli(capsys, "--state", str(planned))[1],
+    )
     status, output, _ = run_cli("--state", str(planned), "--approved-hash", "0" * 64)
-    assert status == 1 and [(e["code"], e["path"]) for e in output["errors"]] == [("plan-hash-mismatch", "/remediation_plan_hash")]
+    assert status == 1 and [(e["code"], e["path"]) for e in output["errors"]] == [
+        ("plan-hash-mismatch", "/remediation_plan_hash")
+    ]
     for unplanned in ("wait--awaiting-codex-response", "plan-remediation--codex-findings", "report--clean"):
         status, output = cli(capsys, "--state", str(SCENARIOS / f"{unplanned}.json"), "--approved-hash", plan_hash)
-        assert status == 1 and [(e["code"], e["path"]) for e in output["errors"]] == [("approved-hash-without-plan", "")], unplanned
+        assert status == 1 and [(e["code"], e["path"]) for e in output["errors"]] == [
+            ("approved-hash-without-plan", "")
+        ], unplanned
 
 
 def test_an_approval_gated_state_without_a_plan_carries_the_approval_without_effect():
@@ -203,12 +267,21 @@ def test_an_unshown_risk_record_is_a_field_of_the_decision():
     assert isolated is not None and not isolated.risk_unverified
 
 
-@pytest.mark.parametrize("impossible", [{"trigger_request_comment_id": None}, {"created_at": "2026-11-29T10:05:00Z", "content_version_at": "2026-11-29T10:04:00Z"}])
+@pytest.mark.parametrize(
+    "impossible",
+    [
+        {"trigger_request_comment_id": None},
+        {"created_at": "2026-11-29T10:05:00Z", "content_version_at": "2026-11-29T10:04:00Z"},
+    ],
+)
 def test_an_answer_with_an_impossible_timeline_never_makes_clean(impossible):
     from tools.samples import with_clean
     from tools.state_scenarios import report_state
 
-    for state in (with_clean(report_state()), with_clean(report_state(plus_one_reactions=[{"created_at": "2026-11-29T10:03:00Z", "id": "3000000001"}]))):
+    for state in (
+        with_clean(report_state()),
+        with_clean(report_state(plus_one_reactions=[{"created_at": "2026-11-29T10:03:00Z", "id": "3000000001"}])),
+    ):
         assert run_state(state, approved_hash=None, now=None)["reasons"] == ["clean"]
         state["responses"][0].update(impossible)
         assert run_state(state, approved_hash=None, now=None)["reasons"] == ["awaiting-response"]

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evaluator.actions import WRITE_ACTIONS
 from evaluator.canonical import digest
 from evaluator.checks import run_state
-from evaluator.actions import WRITE_ACTIONS
 from tests.helpers import FIXTURES, load
-from tools.mutations import mutations
 from tools import samples, state_scenarios
+from tools.mutations import mutations
 
 SCENARIOS = FIXTURES / "state" / "scenarios"
 EXPECTED = load(SCENARIOS / "expected.json")
@@ -29,7 +29,13 @@ _signal = st.sampled_from(["none", "findings", "clean", "plus-one", "running", "
 
 
 @settings(max_examples=200, deadline=None)
-@given(signal=_signal, pr_state=st.sampled_from(["open", "closed", "merged"]), draft=st.booleans(), minutes=st.integers(0, 120), user=st.sampled_from([samples.USER_ID, 7]))
+@given(
+    signal=_signal,
+    pr_state=st.sampled_from(["open", "closed", "merged"]),
+    draft=st.booleans(),
+    minutes=st.integers(0, 120),
+    user=st.sampled_from([samples.USER_ID, 7]),
+)
 def test_report_only_never_yields_a_write_action(signal, pr_state, draft, minutes, user):
     state = state_scenarios.report_state(pr_state=pr_state, pr_is_draft=draft, current_authenticated_user_id=user)
     state = _with_signal(state, signal)
@@ -40,7 +46,11 @@ def test_report_only_never_yields_a_write_action(signal, pr_state, draft, minute
 
 def _with_signal(state, signal):
     head = state["request_head_sha"]
-    row = lambda status: [{"comment_id": "2000000002", "content_version_at": "2026-11-29T10:01:00Z", "head_sha": head, "status": status}]  # noqa: E731
+
+    def row(status):
+        summary = {"comment_id": "2000000002", "content_version_at": "2026-11-29T10:01:00Z", "head_sha": head}
+        return [{**summary, "status": status}]
+
     if signal == "findings":
         return samples.with_findings(state)
     if signal == "clean":
@@ -50,7 +60,10 @@ def _with_signal(state, signal):
     if signal in ("running", "failed", "completed"):
         return {**state, "summary_rows": row(signal)}
     if signal == "unavailable":
-        return {**state, "unavailable_replies": [{"created_at": "2026-11-29T10:03:00Z", "id": "5", "kind": "usage-limit"}]}
+        return {
+            **state,
+            "unavailable_replies": [{"created_at": "2026-11-29T10:03:00Z", "id": "5", "kind": "usage-limit"}],
+        }
     return state
 
 
@@ -80,9 +93,23 @@ DRIFT = {
 # Content each kind of plan binds (identity drift applies to both).
 BOUND_CONTENT = {
     "remediation": {"responses", "actionable_codex_threads"},
-    "finalization": {"gates", "pr_is_draft", "non_codex_rooted_threads", "responses", "eligible_codex_threads", "actionable_codex_threads"},
+    "finalization": {
+        "gates",
+        "pr_is_draft",
+        "non_codex_rooted_threads",
+        "responses",
+        "eligible_codex_threads",
+        "actionable_codex_threads",
+    },
 }
-CONTENT = {"gates", "pr_is_draft", "non_codex_rooted_threads", "responses", "actionable_codex_threads", "eligible_codex_threads"}
+CONTENT = {
+    "gates",
+    "pr_is_draft",
+    "non_codex_rooted_threads",
+    "responses",
+    "actionable_codex_threads",
+    "eligible_codex_threads",
+}
 
 PLANNED = {
     "remediation": lambda: state_scenarios.remediation_claimed(),
@@ -90,7 +117,9 @@ PLANNED = {
 }
 
 
-DRIFT_CASES = [(kind, field) for kind in sorted(PLANNED) for field in sorted(DRIFT) if field not in CONTENT - BOUND_CONTENT[kind]]
+DRIFT_CASES = [
+    (kind, field) for kind in sorted(PLANNED) for field in sorted(DRIFT) if field not in CONTENT - BOUND_CONTENT[kind]
+]
 
 
 @pytest.mark.parametrize("kind, field", DRIFT_CASES)
@@ -105,6 +134,7 @@ def test_single_drift_field_invalidates_a_claimed_plan(kind, field):
 
 # --- every single mutation of a valid manifest is rejected ----------------------
 
+
 @pytest.mark.parametrize("kind", sorted(PLANNED))
 def test_every_mutation_of_an_approved_claimed_manifest_permits_no_write(kind):
     state = PLANNED[kind]()
@@ -115,7 +145,9 @@ def test_every_mutation_of_an_approved_claimed_manifest_permits_no_write(kind):
     for description, mutated in mutations(state[f"{kind}_manifest"]):
         candidate = copy.deepcopy(state)
         candidate[f"{kind}_manifest"] = mutated
-        candidate[f"{kind}_plan_hash"] = digest(mutated)  # re-hashed: the approval and the claim still name the original
+        candidate[f"{kind}_plan_hash"] = digest(
+            mutated
+        )  # re-hashed: the approval and the claim still name the original
         result = evaluate(candidate, approved)
         assert result["ok"] is False or result["action"] not in WRITE_ACTIONS, (description, result.get("action"))
         count += 1
@@ -153,7 +185,9 @@ def test_approval_gated_plans_need_the_exact_hash():
     state = state_scenarios.remediation_planned("approval-gated")
     plan_hash = state["remediation_plan_hash"]
     assert evaluate(state)["action"] == "await-approval"
-    assert evaluate(state, approved=plan_hash[:-1] + ("0" if plan_hash[-1] != "0" else "1"))["action"] == "await-approval"
+    assert (
+        evaluate(state, approved=plan_hash[:-1] + ("0" if plan_hash[-1] != "0" else "1"))["action"] == "await-approval"
+    )
     assert evaluate(state, approved=plan_hash)["action"] == "claim-plan"
 
 
@@ -165,4 +199,6 @@ def test_any_single_mutation_of_any_scenario_is_evaluated_without_an_exception(d
     result = evaluate(mutated)
     assert result["ok"] in (True, False) and result["check"] == "state"
     if not result["ok"]:
-        assert result["errors"] and all(error["path"] == "" or error["path"].startswith("/") for error in result["errors"])
+        assert result["errors"] and all(
+            error["path"] == "" or error["path"].startswith("/") for error in result["errors"]
+        )

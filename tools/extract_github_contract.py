@@ -66,8 +66,28 @@ OPENAPI_MEMBER = "package/generated/api.github.com.deref.json"
 GRAPHQL_MEMBER = "package/schema.json"
 
 # JSON Schema keywords kept from OpenAPI schema objects; everything else is annotation.
-_KEYWORDS = {"type", "enum", "required", "properties", "items", "additionalProperties", "allOf", "anyOf", "oneOf", "not",
-             "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems", "pattern", "uniqueItems", "nullable", "const"}
+_KEYWORDS = {
+    "type",
+    "enum",
+    "required",
+    "properties",
+    "items",
+    "additionalProperties",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "pattern",
+    "uniqueItems",
+    "nullable",
+    "const",
+}
 
 
 # -- fetching ------------------------------------------------------------------
@@ -193,94 +213,109 @@ def used_fields(schema: GraphQLSchema, documents: dict[str, str]) -> dict[str, s
 
 def subset_sdl(schema: GraphQLSchema, used: dict[str, set[str]]) -> str:
     keep: dict[str, set[str] | None] = {}  # None: keep every field
-
-    def want(named: GraphQLNamedType, fields: set[str] | None = None) -> None:
-        if named.name.startswith("__"):
-            return
-        if named.name not in keep:
-            keep[named.name] = set() if isinstance(named, (GraphQLObjectType, GraphQLInterfaceType)) else None
-            if isinstance(named, GraphQLInterfaceType):
-                keep[named.name] = None
-            if isinstance(named, GraphQLInputObjectType):
-                for field in named.fields.values():
-                    want(get_named_type(field.type))
-        current = keep[named.name]
-        if fields and current is not None:
-            current.update(fields)
-
     for name, fields in used.items():
         named_type = schema.get_type(name)
         assert named_type is not None, name  # the documents validated against this schema
-        want(named_type, fields)
-    changed = True
-    while changed:
-        changed = False
-        for name in list(keep):
-            named = schema.get_type(name)
-            if not isinstance(named, (GraphQLObjectType, GraphQLInterfaceType)):
-                continue
-            kept = keep[name]
-            names = set(named.fields) if kept is None else set(kept)
-            for interface in named.interfaces:
-                if interface.name in keep:
-                    names |= set(interface.fields)  # an implementation carries its interfaces' fields
-            if keep[name] is not None and names != keep[name]:
-                keep[name] = names
-                changed = True
-            for field_name in names:
-                field = named.fields[field_name]
-                targets = [get_named_type(field.type)] + [get_named_type(a.type) for a in field.args.values()]
-                for target in targets:
-                    if target.name not in keep:
-                        want(target)
-                        changed = True
+        _want(keep, named_type, fields)
+    while _widen(schema, keep):
+        pass
     return render_sdl(schema, keep)
 
 
+def _want(keep: dict[str, set[str] | None], named: GraphQLNamedType, fields: set[str] | None = None) -> None:
+    """Keep ``named`` (with ``fields``, if it has fields) and every type an input object needs."""
+    if named.name.startswith("__"):
+        return
+    if named.name not in keep:
+        keep[named.name] = set() if isinstance(named, (GraphQLObjectType, GraphQLInterfaceType)) else None
+        if isinstance(named, GraphQLInterfaceType):
+            keep[named.name] = None
+        if isinstance(named, GraphQLInputObjectType):
+            for field in named.fields.values():
+                _want(keep, get_named_type(field.type))
+    current = keep[named.name]
+    if fields and current is not None:
+        current.update(fields)
+
+
+def _widen(schema: GraphQLSchema, keep: dict[str, set[str] | None]) -> bool:
+    """One pass adding interface fields and the types kept fields and arguments name; True if ``keep`` grew."""
+    changed = False
+    for name in list(keep):
+        named = schema.get_type(name)
+        if not isinstance(named, (GraphQLObjectType, GraphQLInterfaceType)):
+            continue
+        kept = keep[name]
+        names = set(named.fields) if kept is None else set(kept)
+        for interface in named.interfaces:
+            if interface.name in keep:
+                names |= set(interface.fields)  # an implementation carries its interfaces' fields
+        if kept is not None and names != kept:
+            keep[name] = names
+            changed = True
+        for field_name in names:
+            field = named.fields[field_name]
+            targets = [get_named_type(field.type)] + [get_named_type(a.type) for a in field.args.values()]
+            for target in targets:
+                if target.name not in keep:
+                    _want(keep, target)
+                    changed = True
+    return changed
+
+
 def render_sdl(schema: GraphQLSchema, keep: dict[str, set[str] | None]) -> str:
-    def arguments(field: Any) -> str:
-        if not field.args:
-            return ""
-        parts = []
-        for name, argument in field.args.items():
-            default = ""
-            if argument.default_value is not graphql.Undefined:
-                literal = graphql.ast_from_value(argument.default_value, argument.type)
-                default = "" if literal is None else " = " + graphql.print_ast(literal)
-            parts.append(f"{name}: {argument.type}{default}")
-        return "(" + ", ".join(parts) + ")"
-
-    def fields_of(named: Any, names: set[str] | None) -> list[str]:
-        chosen = named.fields if names is None else {n: f for n, f in named.fields.items() if n in names}
-        lines = []
-        for name, field in sorted(chosen.items()):
-            args = arguments(field) if hasattr(field, "args") else ""
-            deprecated = f" @deprecated(reason: {json.dumps(field.deprecation_reason)})" if getattr(field, "deprecation_reason", None) else ""
-            lines.append(f"  {name}{args}: {field.type}{deprecated}")
-        return lines
-
     assert schema.query_type is not None and schema.mutation_type is not None
     blocks = [f"schema {{\n  query: {schema.query_type.name}\n  mutation: {schema.mutation_type.name}\n}}"]
     for name in sorted(keep):
-        named = schema.get_type(name)
-        if isinstance(named, GraphQLScalarType):
-            if name not in ("String", "Int", "Float", "Boolean", "ID"):
-                blocks.append(f"scalar {name}")
-        elif isinstance(named, GraphQLEnumType):
-            values = [f"  {value}" for value in named.values]
-            blocks.append(f"enum {name} {{\n" + "\n".join(values) + "\n}")
-        elif isinstance(named, GraphQLUnionType):
-            members = [t.name for t in named.types if t.name in keep]
-            blocks.append(f"union {name} = " + " | ".join(members))
-        elif isinstance(named, GraphQLInputObjectType):
-            lines = [f"  {n}: {f.type}" for n, f in sorted(named.fields.items())]
-            blocks.append(f"input {name} {{\n" + "\n".join(lines) + "\n}")
-        elif isinstance(named, (GraphQLObjectType, GraphQLInterfaceType)):
-            kind = "interface" if isinstance(named, GraphQLInterfaceType) else "type"
-            interfaces = [i.name for i in named.interfaces if i.name in keep]
-            implements = (" implements " + " & ".join(interfaces)) if interfaces else ""
-            blocks.append(f"{kind} {name}{implements} {{\n" + "\n".join(fields_of(named, keep[name])) + "\n}")
+        block = _sdl_block(name, schema.get_type(name), keep)
+        if block is not None:
+            blocks.append(block)
     return "\n\n".join(blocks) + "\n"
+
+
+def _sdl_block(name: str, named: Any, keep: dict[str, set[str] | None]) -> str | None:
+    """The SDL of one kept type; None for a built-in scalar (or a type of no known kind)."""
+    if isinstance(named, GraphQLScalarType):
+        return None if name in ("String", "Int", "Float", "Boolean", "ID") else f"scalar {name}"
+    if isinstance(named, GraphQLEnumType):
+        values = [f"  {value}" for value in named.values]
+        return f"enum {name} {{\n" + "\n".join(values) + "\n}"
+    if isinstance(named, GraphQLUnionType):
+        members = [t.name for t in named.types if t.name in keep]
+        return f"union {name} = " + " | ".join(members)
+    if isinstance(named, GraphQLInputObjectType):
+        lines = [f"  {n}: {f.type}" for n, f in sorted(named.fields.items())]
+        return f"input {name} {{\n" + "\n".join(lines) + "\n}"
+    if isinstance(named, (GraphQLObjectType, GraphQLInterfaceType)):
+        kind = "interface" if isinstance(named, GraphQLInterfaceType) else "type"
+        interfaces = [i.name for i in named.interfaces if i.name in keep]
+        implements = (" implements " + " & ".join(interfaces)) if interfaces else ""
+        return f"{kind} {name}{implements} {{\n" + "\n".join(_sdl_fields(named, keep[name])) + "\n}"
+    return None
+
+
+def _sdl_fields(named: Any, names: set[str] | None) -> list[str]:
+    chosen = named.fields if names is None else {n: f for n, f in named.fields.items() if n in names}
+    lines = []
+    for name, field in sorted(chosen.items()):
+        args = _sdl_arguments(field) if hasattr(field, "args") else ""
+        reason = getattr(field, "deprecation_reason", None)
+        deprecated = f" @deprecated(reason: {json.dumps(reason)})" if reason else ""
+        lines.append(f"  {name}{args}: {field.type}{deprecated}")
+    return lines
+
+
+def _sdl_arguments(field: Any) -> str:
+    if not field.args:
+        return ""
+    parts = []
+    for name, argument in field.args.items():
+        default = ""
+        if argument.default_value is not graphql.Undefined:
+            literal = graphql.ast_from_value(argument.default_value, argument.type)
+            default = "" if literal is None else " = " + graphql.print_ast(literal)
+        parts.append(f"{name}: {argument.type}{default}")
+    return "(" + ", ".join(parts) + ")"
 
 
 def published_schema(introspection: bytes) -> GraphQLSchema:
@@ -309,16 +344,25 @@ def main(argv: list[str] | None = None) -> int:
         schema = published_schema(member(graphql_tgz, GRAPHQL_MEMBER))
 
     operations = [(method, template) for method, template, _, _ in Rest(None).routes]  # type: ignore[arg-type]
-    rest = {"source": {"package": OPENAPI_PACKAGE, "file": OPENAPI_MEMBER.removeprefix("package/"), "openapi": spec["openapi"],
-                       "note": "OpenAPI 3.0 schemas rewritten as JSON Schema: nullable -> null type, annotations dropped"},
-            "operations": rest_contract(spec, operations)}
+    rest = {
+        "source": {
+            "package": OPENAPI_PACKAGE,
+            "file": OPENAPI_MEMBER.removeprefix("package/"),
+            "openapi": spec["openapi"],
+            "note": "OpenAPI 3.0 schemas rewritten as JSON Schema: nullable -> null type, annotations dropped",
+        },
+        "operations": rest_contract(spec, operations),
+    }
     CONTRACT.mkdir(parents=True, exist_ok=True)
     (CONTRACT / "rest-responses.json").write_text(json.dumps(rest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
     documents = project_documents()
     validate_documents(schema, documents)
-    header = (f"# Subset of {GRAPHQL_PACKAGE} ({GRAPHQL_MEMBER.removeprefix('package/')}) that the project's GraphQL documents use.\n"
-              "# Generated by tools/extract_github_contract.py; do not edit.\n")
+    header = (
+        f"# Subset of {GRAPHQL_PACKAGE} ({GRAPHQL_MEMBER.removeprefix('package/')})"
+        " that the project's GraphQL documents use.\n"
+        "# Generated by tools/extract_github_contract.py; do not edit.\n"
+    )
     sdl = subset_sdl(schema, used_fields(schema, documents))
     graphql.build_schema(sdl)  # the subset must stand on its own
     (CONTRACT / "github.graphql").write_text(header + sdl, encoding="utf-8")

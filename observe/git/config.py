@@ -18,7 +18,6 @@ from typing import NamedTuple
 
 from evaluator.canonical import text_digest
 from evaluator.formats import REPOSITORY
-
 from observe.git.runner import GitObservationError, _utf8, redact_credentials
 
 # The owner/repo inside is checked whole by the evaluator's REPOSITORY grammar.

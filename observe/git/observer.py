@@ -27,7 +27,6 @@ from dataclasses import replace
 from evaluator import policy
 from evaluator.canonical import digest, text_digest
 from evaluator.formats import REMOTE_NAME
-
 from observe.git.config import (
     ConfigEntry,
     canonical_github_url,

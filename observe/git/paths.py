@@ -20,7 +20,6 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from evaluator.canonical import digest, tree_digest
 from evaluator.formats import names_git_metadata
-
 from observe.git.runner import GitObservationError, _file_sha256, _utf8
 
 # --- filesystem observations (no git) -------------------------------------

@@ -5,9 +5,10 @@ holds the environment built from nothing, the fixed ``-c`` overrides and
 option lists, ``GitRunner`` (timeouts, no shell, redacted messages), and the
 pure functions that read an argv back into the spec's protection booleans and
 credential strategy. ``GitObservationError`` (its codes are ``GIT_CODES`` in
-observe/errors.py) and the two low-level helpers every git module shares (strict UTF-8 decoding, file content digest) live here
-because this module sits at the bottom of the import graph: ``git_config`` and
-``git_paths`` import from it, it imports from neither. The boundary is
+observe/errors.py) and the two low-level helpers every git module shares
+(strict UTF-8 decoding, file content digest) live here because this module
+sits at the bottom of the import graph: ``git_config`` and ``git_paths``
+import from it, it imports from neither. The boundary is
 described in references/git-execution-boundary.md.
 """
 
@@ -23,7 +24,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from evaluator import policy
-
 from observe.errors import GIT_CODES, ObserveError
 
 PROFILE = policy.ISOLATED_PROFILE
@@ -52,7 +52,11 @@ BASE_ENVIRONMENT = {
 
 # Every program a signature creation or check can start, pinned to a path exec refuses.
 SIGNATURE_PROGRAMS = (
-    "gpg.program", "gpg.openpgp.program", "gpg.x509.program", "gpg.ssh.program", "gpg.ssh.defaultKeyCommand",
+    "gpg.program",
+    "gpg.openpgp.program",
+    "gpg.x509.program",
+    "gpg.ssh.program",
+    "gpg.ssh.defaultKeyCommand",
 )
 DISABLED_PROGRAM = "/dev/null"
 
@@ -86,21 +90,47 @@ FIXED_OVERRIDES = (
 OBSERVATION_OPTIONS = ("--no-optional-locks",)
 # Every option that changes diff bytes is pinned, so the digest depends on content only.
 DIFF_OPTIONS = (
-    "--binary", "--full-index", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames",
-    "--no-relative", "--ignore-submodules=dirty", "--submodule=short", "--src-prefix=a/",
-    "--dst-prefix=b/", "--unified=3", "--inter-hunk-context=0", "--diff-algorithm=myers",
-    "--indent-heuristic", "-O/dev/null",
+    "--binary",
+    "--full-index",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-color",
+    "--no-renames",
+    "--no-relative",
+    "--ignore-submodules=dirty",
+    "--submodule=short",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "--unified=3",
+    "--inter-hunk-context=0",
+    "--diff-algorithm=myers",
+    "--indent-heuristic",
+    "-O/dev/null",
 )
 STATUS_OPTIONS = (
-    "--porcelain=v2", "-z", "--untracked-files=all", "--ignored=no", "--ignore-submodules=dirty", "--no-renames",
+    "--porcelain=v2",
+    "-z",
+    "--untracked-files=all",
+    "--ignored=no",
+    "--ignore-submodules=dirty",
+    "--no-renames",
 )
 
 _DRIVER_COMMANDS = ("clean", "smudge", "process")
 # Subcommands that, with the options the observer gives them, never read work-tree content, so
 # never start a filter driver. Every other subcommand is bracketed by the config check.
-DRIVER_FREE_SUBCOMMANDS = frozenset({
-    "check-attr", "check-ref-format", "config", "for-each-ref", "merge-base", "rev-parse", "symbolic-ref", "version",
-})
+DRIVER_FREE_SUBCOMMANDS = frozenset(
+    {
+        "check-attr",
+        "check-ref-format",
+        "config",
+        "for-each-ref",
+        "merge-base",
+        "rev-parse",
+        "symbolic-ref",
+        "version",
+    }
+)
 CONFIG_LISTING = ("config", "--list", "--show-scope", "--show-origin", "-z", "--no-includes")
 
 
@@ -211,8 +241,12 @@ class GitRunner:
         argv = [*self.argv_prefix(), *options, *args]
         try:
             process = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=self.environment(network=network, index_file=index_file), cwd=self.worktree,
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.environment(network=network, index_file=index_file),
+                cwd=self.worktree,
                 start_new_session=True,  # so a timeout can end git and anything it started
             )
         except OSError as error:

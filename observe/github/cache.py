@@ -27,8 +27,9 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping, NamedTuple
+from typing import NamedTuple
 
 CACHE_APP_NAME = "github-codex-pr-loop"
 _ENTRY_VERSION = 1
@@ -51,7 +52,9 @@ def _is_private_directory(path: Path) -> bool:
         info = os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    return (
+        stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
 
 
 def _make_directory(path: Path) -> None:
@@ -68,7 +71,7 @@ class EtagCache:
         self._identity = identity
 
     def _path(self, url: str) -> Path:
-        key = hashlib.sha256(f"{self._identity}\x00{url}".encode("utf-8")).hexdigest()
+        key = hashlib.sha256(f"{self._identity}\x00{url}".encode()).hexdigest()
         return self.directory / key[:2] / f"{key}.json"
 
     def _private(self, shard: Path) -> bool:
@@ -95,7 +98,12 @@ class EtagCache:
         if not isinstance(entry, dict) or entry.get("version") != _ENTRY_VERSION or entry.get("url") != url:
             return None
         etag, link, body = entry.get("etag"), entry.get("link"), entry.get("body")
-        if not isinstance(etag, str) or not etag or not isinstance(body, str) or not (link is None or isinstance(link, str)):
+        if (
+            not isinstance(etag, str)
+            or not etag
+            or not isinstance(body, str)
+            or not (link is None or isinstance(link, str))
+        ):
             return None
         return CachedPage(etag, link, body.encode("utf-8"))
 

@@ -37,7 +37,6 @@ from evaluator import policy
 from evaluator.canonical import unique_pairs
 from evaluator.formats import REPOSITORY
 from evaluator.redact import secret_forms
-
 from observe.github.cache import CachedPage, EtagCache, default_cache_dir
 from observe.github.errors import GitHubObservationError
 from observe.github.token import resolve_token, token_identity
@@ -109,12 +108,18 @@ def _reject_constant(name: str) -> Any:
 def parse_json_body(content: bytes, content_type: str, where: str) -> Any:
     if "json" not in content_type.lower():
         # The header is server text (a proxy may echo anything into it): described, never quoted.
-        raise GitHubObservationError("github-malformed-json", f"{where}: expected a JSON content type, got {len(content_type)} characters of another")
+        raise GitHubObservationError(
+            "github-malformed-json",
+            f"{where}: expected a JSON content type, got {len(content_type)} characters of another",
+        )
     try:
         return json.loads(content.decode("utf-8"), object_pairs_hook=unique_pairs, parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         # The body itself is not quoted: it is server text.
-        raise GitHubObservationError("github-malformed-json", f"{where}: {len(content)} body bytes are not strict UTF-8 JSON ({type(error).__name__})") from error
+        raise GitHubObservationError(
+            "github-malformed-json",
+            f"{where}: {len(content)} body bytes are not strict UTF-8 JSON ({type(error).__name__})",
+        ) from error
 
 
 class GitHubClient:
@@ -164,18 +169,38 @@ class GitHubClient:
         # GITHUB_JWT_TOKEN from the environment replace our token; the only
         # Authorization header is the one set here. A debug callback of our own
         # keeps GHAPI_DEBUG from printing every request to standard output.
-        self.api = GhApi(self.owner, self.name, gh_host=self.host, timeout=timeout, sync=True, authenticate=False, debug=_no_debug_output)
+        self.api = GhApi(
+            self.owner,
+            self.name,
+            gh_host=self.host,
+            timeout=timeout,
+            sync=True,
+            authenticate=False,
+            debug=_no_debug_output,
+        )
         self.api.transport.base_headers = {**self.api.transport.base_headers, "Authorization": f"token {secret}"}
         # One persistent client: connection reuse, no redirects (a redirect is
         # an answer we did not ask for), and no environment proxies for
         # loopback, where an inherited HTTP(S)_PROXY would see test traffic.
         self.api.transport.client = BoundedClient(
-            remaining=self._remaining, read_timeout=timeout, max_bytes=max_response_bytes,
-            follow_redirects=False, trust_env=not _is_loopback(self.host),
+            remaining=self._remaining,
+            read_timeout=timeout,
+            max_bytes=max_response_bytes,
+            follow_redirects=False,
+            trust_env=not _is_loopback(self.host),
         )
         self.api.transport.retries = 0  # our retry loop is the only one, with an injectable sleep
         self._stats = dict.fromkeys(
-            ("requests", "rest_requests", "rest_not_modified", "rest_points", "graphql_requests", "graphql_points", "retries"), 0
+            (
+                "requests",
+                "rest_requests",
+                "rest_not_modified",
+                "rest_points",
+                "graphql_requests",
+                "graphql_points",
+                "retries",
+            ),
+            0,
         )
 
     # -- public surface -------------------------------------------------
@@ -236,10 +261,13 @@ class GitHubClient:
                 return items
             previous = identities
         raise GitHubObservationError(
-            "github-incomplete-pagination", f"{path}: the list changed between each of {MAX_LIST_PASSES} consecutive complete reads"
+            "github-incomplete-pagination",
+            f"{path}: the list changed between each of {MAX_LIST_PASSES} consecutive complete reads",
         )
 
-    def _read_every_page(self, path: str, query: Mapping[str, Any] | None, items_key: str | None) -> tuple[list[Any], int]:
+    def _read_every_page(
+        self, path: str, query: Mapping[str, Any] | None, items_key: str | None
+    ) -> tuple[list[Any], int]:
         """One pass over every page: (items, pages read)."""
         url: str | None = self._url(path, {**(query or {}), "per_page": PER_PAGE})
         items: list[Any] = []
@@ -247,19 +275,24 @@ class GitHubClient:
         total_count: Any = None
         while url is not None:
             if url in seen or len(seen) >= MAX_PAGES:
-                raise GitHubObservationError("github-incomplete-pagination", f"{path}: pagination repeats a page or exceeds {MAX_PAGES} pages")
+                raise GitHubObservationError(
+                    "github-incomplete-pagination", f"{path}: pagination repeats a page or exceeds {MAX_PAGES} pages"
+                )
             continuation = bool(seen)
             seen.add(url)
             reply = self._fetch(url, revalidate=lambda cached: not self._may_hide_a_next_page(cached, items_key))
             if continuation and reply.status == 404:
-                raise GitHubObservationError("github-incomplete-pagination", f"{path}: page {len(seen)} linked as next is missing (HTTP 404)")
+                raise GitHubObservationError(
+                    "github-incomplete-pagination", f"{path}: page {len(seen)} linked as next is missing (HTTP 404)"
+                )
             self._require_success(reply.status, f"GET {path}")
             page_items, total_count = self._page_items(reply.body, items_key, path)
             items.extend(page_items)
             url = self._next_url(reply.link, path)
         if total_count is not None and total_count != len(items):
             raise GitHubObservationError(
-                "github-incomplete-pagination", f"{path}: collected {len(items)} items but the pages report total_count {total_count}"
+                "github-incomplete-pagination",
+                f"{path}: collected {len(items)} items but the pages report total_count {total_count}",
             )
         return items, len(seen)
 
@@ -275,9 +308,14 @@ class GitHubClient:
         self._require_success(response.status_code, where)
         body = self._parse(response, where)
         if not isinstance(body, dict):
-            raise GitHubObservationError("github-unexpected-shape", f"{where}: answer is a {type(body).__name__}, not an object")
+            raise GitHubObservationError(
+                "github-unexpected-shape", f"{where}: answer is a {type(body).__name__}, not an object"
+            )
         if "errors" in body:
-            raise GitHubObservationError("github-graphql-errors", f"{where}: answer carries errors ({self._graphql_error_summary(body['errors'])})")
+            raise GitHubObservationError(
+                "github-graphql-errors",
+                f"{where}: answer carries errors ({self._graphql_error_summary(body['errors'])})",
+            )
         data = body.get("data")
         if not isinstance(data, dict):
             raise GitHubObservationError("github-unexpected-shape", f"{where}: answer has no data object")
@@ -311,14 +349,18 @@ class GitHubClient:
         same_origin = (target.scheme, target.netloc) == (self._origin.scheme, self._origin.netloc)
         if not same_origin or not target.path.startswith(self._origin.path):
             # Following it would send our token to another host.
-            raise GitHubObservationError("github-incomplete-pagination", f"{path}: the next-page link leaves the API host")
+            raise GitHubObservationError(
+                "github-incomplete-pagination", f"{path}: the next-page link leaves the API host"
+            )
         return next_url
 
     @staticmethod
     def _page_items(body: Any, items_key: str | None, path: str) -> tuple[list[Any], Any]:
         if items_key is None:
             if not isinstance(body, list):
-                raise GitHubObservationError("github-unexpected-shape", f"{path}: a page is a {type(body).__name__}, not a list")
+                raise GitHubObservationError(
+                    "github-unexpected-shape", f"{path}: a page is a {type(body).__name__}, not a list"
+                )
             return body, None
         if not isinstance(body, dict) or not isinstance(body.get(items_key), list):
             raise GitHubObservationError("github-unexpected-shape", f"{path}: a page has no list {items_key!r}")
@@ -356,7 +398,9 @@ class GitHubClient:
         where = f"GET {urlsplit(url).path}"
         if status == 304:
             if cached is None:
-                raise GitHubObservationError("github-unexpected-status", f"{where}: HTTP 304 to a request that was not conditional")
+                raise GitHubObservationError(
+                    "github-unexpected-status", f"{where}: HTTP 304 to a request that was not conditional"
+                )
             self._stats["rest_not_modified"] += 1
             return Reply(304, parse_json_body(cached.body, "application/json", where), cached.link)
         if not 200 <= status < 300:
@@ -377,18 +421,27 @@ class GitHubClient:
     def _refuse_echo(self, text: str, where: str) -> None:
         """A server or proxy that repeats our credential is not answered, retried or quoted."""
         if any(form in text for form in self._echo_forms):
-            raise GitHubObservationError("github-credential-echoed", f"{where}: the answer repeats the credential it was sent; nothing in it is used")
+            raise GitHubObservationError(
+                "github-credential-echoed",
+                f"{where}: the answer repeats the credential it was sent; nothing in it is used",
+            )
 
     def _check_no_echo(self, response: httpx2.Response, where: str) -> None:
-        headers = "\n".join(f"{name.decode('latin-1')}: {value.decode('latin-1')}" for name, value in response.headers.raw)
+        headers = "\n".join(
+            f"{name.decode('latin-1')}: {value.decode('latin-1')}" for name, value in response.headers.raw
+        )
         self._refuse_echo(headers + "\n" + response.content.decode("latin-1"), where)
 
-    def _exchange(self, method: str, url: str, headers: dict[str, str], json_body: Any, *, rest: bool) -> httpx2.Response:
+    def _exchange(
+        self, method: str, url: str, headers: dict[str, str], json_body: Any, *, rest: bool
+    ) -> httpx2.Response:
         where = f"{method} {urlsplit(url).path}"
 
         def send() -> httpx2.Response:
             # ghapi's sync transport answers directly; its annotations are the async base's.
-            return cast(httpx2.Response, self.api.transport.request(method, url, headers=headers, json=json_body, raw=True))
+            return cast(
+                httpx2.Response, self.api.transport.request(method, url, headers=headers, json=json_body, raw=True)
+            )
 
         for attempt in range(1, self.max_attempts + 1):
             self._stats["requests"] += 1
@@ -400,11 +453,18 @@ class GitHubClient:
                 response = error.response  # ghapi raises every non-2xx; we classify it ourselves
             except httpx2.TimeoutException as error:
                 response, cause = None, error
-                failure = GitHubObservationError("github-timeout", f"{where}: no answer within {self.timeout:g} s ({type(error).__name__}, attempt {attempt} of {self.max_attempts})")
+                failure = GitHubObservationError(
+                    "github-timeout",
+                    f"{where}: no answer within {self.timeout:g} s"
+                    f" ({type(error).__name__}, attempt {attempt} of {self.max_attempts})",
+                )
                 wait = self._backoff(attempt)
             except httpx2.TransportError as error:
                 response, cause = None, error
-                failure = GitHubObservationError("github-connection-failed", f"{where}: {type(error).__name__} (attempt {attempt} of {self.max_attempts})")
+                failure = GitHubObservationError(
+                    "github-connection-failed",
+                    f"{where}: {type(error).__name__} (attempt {attempt} of {self.max_attempts})",
+                )
                 wait = self._backoff(attempt)
             if response is not None:
                 self._check_no_echo(response, where)  # before anything of it is stored, retried or reported
@@ -412,18 +472,26 @@ class GitHubClient:
                     self._stats["rest_points"] += 1
                 status = response.status_code
                 if status >= 500:
-                    failure = GitHubObservationError("github-server-error", f"{where}: HTTP {status} (attempt {attempt} of {self.max_attempts})")
+                    failure = GitHubObservationError(
+                        "github-server-error", f"{where}: HTTP {status} (attempt {attempt} of {self.max_attempts})"
+                    )
                     wait = self._backoff(attempt)
                 elif self._is_rate_limited(response):
                     wait = self._rate_limit_wait(response)
-                    failure = GitHubObservationError("github-rate-limited", f"{where}: HTTP {status} rate limit, retry possible in {wait:g} s (attempt {attempt} of {self.max_attempts}, wait cap {self.max_wait_seconds:g} s)")
+                    failure = GitHubObservationError(
+                        "github-rate-limited",
+                        f"{where}: HTTP {status} rate limit, retry possible in {wait:g} s"
+                        f" (attempt {attempt} of {self.max_attempts}, wait cap {self.max_wait_seconds:g} s)",
+                    )
                 else:
                     return response
             if attempt == self.max_attempts or wait > self.max_wait_seconds:
                 raise failure from cause
             if wait >= self._remaining():
                 # Sleeping would end past the deadline: fail now, with the reason for the wait.
-                raise deadline_error(where, f"a retry after {wait:g} s would start past the deadline ({failure.code})") from cause
+                raise deadline_error(
+                    where, f"a retry after {wait:g} s would start past the deadline ({failure.code})"
+                ) from cause
             self._stats["retries"] += 1
             self._sleep(wait)
         raise AssertionError("unreachable: the loop returns or raises")
@@ -442,7 +510,11 @@ class GitHubClient:
             return False
         headers = response.headers
         # Primary limit: remaining 0. Secondary limit: retry-after, or only the message says so.
-        return headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers or b"rate limit" in response.content.lower()
+        return (
+            headers.get("x-ratelimit-remaining") == "0"
+            or "retry-after" in headers
+            or b"rate limit" in response.content.lower()
+        )
 
     def _rate_limit_wait(self, response: httpx2.Response) -> float:
         headers = response.headers
@@ -459,12 +531,20 @@ class GitHubClient:
     def _require_success(status: int, where: str) -> None:
         if 200 <= status < 300 or status == 304:
             return
-        code = {401: "github-unauthorized", 403: "github-forbidden", 404: "github-not-found"}.get(status, "github-unexpected-status")
+        code = {401: "github-unauthorized", 403: "github-forbidden", 404: "github-not-found"}.get(
+            status, "github-unexpected-status"
+        )
         raise GitHubObservationError(code, f"{where}: HTTP {status}")
 
     @staticmethod
     def _graphql_error_summary(errors: Any) -> str:
         if not isinstance(errors, list):
             return "errors is not a list"
-        types = sorted({e["type"] for e in errors if isinstance(e, dict) and isinstance(e.get("type"), str) and _GRAPHQL_ERROR_TYPE.fullmatch(e["type"])})
+        types = sorted(
+            {
+                e["type"]
+                for e in errors
+                if isinstance(e, dict) and isinstance(e.get("type"), str) and _GRAPHQL_ERROR_TYPE.fullmatch(e["type"])
+            }
+        )
         return f"{len(errors)} error(s)" + (f", types {', '.join(types)}" if types else "")

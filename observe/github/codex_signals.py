@@ -16,7 +16,6 @@ import re
 from typing import Any
 
 from evaluator.policy import TRUSTED_CODEX_BOT_ID, TRUSTED_CODEX_BOT_TYPE
-
 from observe.github.errors import GitHubObservationError
 
 CODEX_TEXT_POLICY: dict[str, Any] = {
@@ -52,7 +51,9 @@ _TABLE_SEPARATOR_CELL = re.compile(r":?-{1,}:?")
 
 def is_trusted_codex_author(user: Any) -> bool:
     """Comments and reviews: the numeric id and the Bot type, never the login."""
-    return isinstance(user, dict) and user.get("id") == TRUSTED_CODEX_BOT_ID and user.get("type") == TRUSTED_CODEX_BOT_TYPE
+    return (
+        isinstance(user, dict) and user.get("id") == TRUSTED_CODEX_BOT_ID and user.get("type") == TRUSTED_CODEX_BOT_TYPE
+    )
 
 
 def is_trusted_codex_reactor(user: Any) -> bool:
@@ -66,10 +67,16 @@ def classify_codex_issue_comment(comment_id: int, body: str) -> tuple[str, str |
     if body.startswith(marker):
         return "summary", None
     if marker in body:
-        raise GitHubObservationError("github-unrecognised-codex-summary", f"Codex comment {comment_id} carries the summary marker but does not start with it")
+        raise GitHubObservationError(
+            "github-unrecognised-codex-summary",
+            f"Codex comment {comment_id} carries the summary marker but does not start with it",
+        )
     kinds = [kind for kind, text in CODEX_TEXT_POLICY["unavailable_replies"].items() if text in body]
     if len(kinds) > 1 or (kinds and is_clean_review_text(body)):
-        raise GitHubObservationError("github-ambiguous-codex-comment", f"Codex comment {comment_id} matches more than one reply form ({', '.join(kinds)})")
+        raise GitHubObservationError(
+            "github-ambiguous-codex-comment",
+            f"Codex comment {comment_id} matches more than one reply form ({', '.join(kinds)})",
+        )
     if kinds:
         return "unavailable", kinds[0]
     return "response", None
@@ -83,7 +90,9 @@ def reviewed_commit_prefix(comment_id: int, body: str) -> str | None:
     """The short sha after "**Reviewed commit:**", None when absent."""
     prefixes = set(CODEX_TEXT_POLICY["reviewed_commit"].findall(body))
     if len(prefixes) > 1:
-        raise GitHubObservationError("github-ambiguous-short-sha", f"Codex comment {comment_id} names {len(prefixes)} different reviewed commits")
+        raise GitHubObservationError(
+            "github-ambiguous-short-sha", f"Codex comment {comment_id} names {len(prefixes)} different reviewed commits"
+        )
     return prefixes.pop() if prefixes else None
 
 
@@ -103,7 +112,9 @@ def parse_summary_rows(comment_id: int, body: str) -> list[tuple[str, str]]:
     """
 
     def unrecognised(reason: str) -> GitHubObservationError:
-        return GitHubObservationError("github-unrecognised-codex-summary", f"Codex summary comment {comment_id}: {reason}")
+        return GitHubObservationError(
+            "github-unrecognised-codex-summary", f"Codex summary comment {comment_id}: {reason}"
+        )
 
     lines = body.replace("\r\n", "\n").split("\n")
     table_indexes = [index for index, line in enumerate(lines) if line.strip().startswith("|")]
@@ -115,7 +126,9 @@ def parse_summary_rows(comment_id: int, body: str) -> list[tuple[str, str]]:
     header, rows = table[0], table[1:]
     expected_header = list(CODEX_TEXT_POLICY["summary_header"])
     if header[: len(expected_header)] != expected_header or len(header) > len(expected_header) + 1:
-        raise unrecognised(f"the table header is not {expected_header!r} plus at most one column ({len(header)} cells seen)")
+        raise unrecognised(
+            f"the table header is not {expected_header!r} plus at most one column ({len(header)} cells seen)"
+        )
     if rows and all(_TABLE_SEPARATOR_CELL.fullmatch(cell) for cell in rows[0]):
         rows = rows[1:]
     parsed: list[tuple[str, str]] = []

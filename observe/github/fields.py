@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from evaluator.formats import SHA, TimestampError, parse_timestamp
-
 from observe.github.errors import GitHubObservationError
 
 
@@ -61,7 +60,9 @@ def timestamp(value: Any, where: str) -> str:
         parse_timestamp(value)
     except TimestampError as error:
         if error.reason == "shape":
-            raise shape_error(f"{where}: expected an ISO-8601 timestamp with a time zone, got {kind_of(value)}") from None
+            raise shape_error(
+                f"{where}: expected an ISO-8601 timestamp with a time zone, got {kind_of(value)}"
+            ) from None
         raise shape_error(f"{where}: the timestamp names no real instant (a day or time out of range)") from error
     return value
 

@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 from evaluator.canonical import text_digest
 from evaluator.formats import RUN_ID
-
 from observe.github import gates as github_gates
 from observe.github.client import PER_PAGE, GitHubClient, path_segment, split_repository
 from observe.github.fields import body_text, field, kind_of, objects, positive_id, sha40, shape_error
@@ -71,7 +70,9 @@ def fetch_snapshot(client: GitHubClient, repository: str, pr_number: int) -> Pul
     head_repo = head.get("repo")
     if isinstance(head_repo, dict):
         # The head branch lives in the head repository (a fork's branch is not ours).
-        head_repo_path = "/repos/" + "/".join(_repository_parts(field(head_repo, "full_name", str, "pull request head repo")))
+        head_repo_path = "/repos/" + "/".join(
+            _repository_parts(field(head_repo, "full_name", str, "pull request head repo"))
+        )
         head_ref = client.get(f"{head_repo_path}/git/ref/heads/{path_segment(head_branch)}", tolerated=(404,)).body
     protection = _fetch_protection(client, f"{repo_path}/branches/{path_segment(base_branch)}")
     rulesets = _fetch_rulesets(client, f"{repo_path}/rules/branches/{path_segment(base_branch)}")
@@ -160,11 +161,16 @@ def _normalize_pull(pull: Any, repository: str, pr_number: int) -> PullRequestFa
     base_repo = field(base, "repo", dict, f"{where} base")
     base_full_name = field(base_repo, "full_name", str, f"{where} base repo")
     if base_full_name.lower() != repository.lower():
-        raise shape_error(f"{where}: base repository is not {repository!r} (the answer names another, {kind_of(base_full_name)})")
+        raise shape_error(
+            f"{where}: base repository is not {repository!r} (the answer names another, {kind_of(base_full_name)})"
+        )
     head_repo = head.get("repo")
     if head_repo is not None and not isinstance(head_repo, dict):
         raise shape_error(f"{where}: head repo is neither an object nor null")
-    same_repository = head_repo is not None and field(head_repo, "full_name", str, f"{where} head repo").lower() == base_full_name.lower()
+    same_repository = (
+        head_repo is not None
+        and field(head_repo, "full_name", str, f"{where} head repo").lower() == base_full_name.lower()
+    )
     title = field(pull, "title", str, where)
     return {
         "number": number,
@@ -217,8 +223,12 @@ def _gates(
         # about another commit than the document's head.
         closed = pull_request["state"] != "open"
         unknown = github_gates.UNKNOWN
-        return {"approvals": unknown, "branch_protection": unknown, "checks": unknown,
-                "mergeability": github_gates.FAIL if closed else unknown}
+        return {
+            "approvals": unknown,
+            "branch_protection": unknown,
+            "checks": unknown,
+            "mergeability": github_gates.FAIL if closed else unknown,
+        }
     approvals = github_gates.approvals_gate(merge, protection)
     unresolved = sum(1 for thread in threads if not thread["is_resolved"])
     return {
@@ -229,12 +239,18 @@ def _gates(
     }
 
 
-def normalize_snapshot(snapshot: PullRequestSnapshot, repository: str, pr_number: int, run_id: str) -> PullRequestObservation:
+def normalize_snapshot(
+    snapshot: PullRequestSnapshot, repository: str, pr_number: int, run_id: str
+) -> PullRequestObservation:
     """The observation document from raw answers: pure, and all-or-nothing."""
     authenticated_user_id = positive_id(snapshot.user, "GET /user")
     pull_request = _normalize_pull(snapshot.pull, repository, pr_number)
     base_tip_sha = _ref_sha(snapshot.base_ref, pull_request["base_branch"], "base branch ref")
-    head_tip_sha = None if snapshot.head_ref is None else _ref_sha(snapshot.head_ref, pull_request["head_branch"], "head branch ref")
+    head_tip_sha = (
+        None
+        if snapshot.head_ref is None
+        else _ref_sha(snapshot.head_ref, pull_request["head_branch"], "head branch ref")
+    )
     for items, where in (
         (snapshot.issue_comments, "issue comments"),
         (snapshot.reviews, "reviews"),
@@ -245,7 +261,11 @@ def normalize_snapshot(snapshot: PullRequestSnapshot, repository: str, pr_number
     requests, claims, anomalies = loop_comments(snapshot.issue_comments, authenticated_user_id, run_id)
     request_index = RequestIndex(requests)
     comment_responses, unavailable, summary_rows = codex_issue_comments(snapshot.issue_comments, request_index)
-    responses = comment_responses + codex_reviews(snapshot.reviews, request_index) + codex_review_comments(snapshot.review_comments, request_index)
+    responses = (
+        comment_responses
+        + codex_reviews(snapshot.reviews, request_index)
+        + codex_review_comments(snapshot.review_comments, request_index)
+    )
     responses.sort(key=lambda response: (response["source"], int(response["id"])))
     summary_rows.sort(key=lambda row: int(row["comment_id"]))  # stable: table order within a comment
     threads = sorted(

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from evaluator.canonical import digest
-
 from observe.github.client import GitHubClient, split_repository
 from observe.github.errors import GitHubObservationError
 from observe.github.fields import field, positive_id, sha40
@@ -21,11 +20,25 @@ def existing_pull_request(client: GitHubClient, repository: str, head_branch: st
     owner, name = split_repository(repository)
     user_id = positive_id(client.get("/user").body, "GET /user")
     pulls = client.get_all(f"/repos/{owner}/{name}/pulls", {"state": "open"})
-    matching = [pull for pull in pulls if field(field(pull, "head", dict, "open pull request"), "ref", str, "open pull request head") == head_branch]
+    matching = [
+        pull
+        for pull in pulls
+        if field(field(pull, "head", dict, "open pull request"), "ref", str, "open pull request head") == head_branch
+    ]
     same_repo = [pull for pull in matching if _same_repository(pull)]
     if len(same_repo) > 1:
-        raise GitHubObservationError("github-ambiguous-pull-request", f"{len(same_repo)} open pull requests have head branch {head_branch!r}")
-    existing: dict[str, Any] = dict.fromkeys(("existing_pr_base_branch", "existing_pr_head_branch", "existing_pr_head_sha", "existing_pr_number", "existing_pr_same_repository"))
+        raise GitHubObservationError(
+            "github-ambiguous-pull-request", f"{len(same_repo)} open pull requests have head branch {head_branch!r}"
+        )
+    existing: dict[str, Any] = dict.fromkeys(
+        (
+            "existing_pr_base_branch",
+            "existing_pr_head_branch",
+            "existing_pr_head_sha",
+            "existing_pr_number",
+            "existing_pr_same_repository",
+        )
+    )
     # A fork's PR with the same branch name is not ours to reuse; the
     # evaluator rejects a cross-repository reuse, so report it as observed.
     chosen = same_repo[0] if same_repo else (matching[0] if len(matching) == 1 else None)
@@ -42,7 +55,10 @@ def existing_pull_request(client: GitHubClient, repository: str, head_branch: st
 
 def _same_repository(pull: dict[str, Any]) -> bool:
     head_repo, base_repo = pull["head"].get("repo"), field(pull["base"], "repo", dict, "pull request base")
-    return isinstance(head_repo, dict) and str(head_repo.get("full_name", "")).lower() == str(base_repo.get("full_name", "")).lower()
+    return (
+        isinstance(head_repo, dict)
+        and str(head_repo.get("full_name", "")).lower() == str(base_repo.get("full_name", "")).lower()
+    )
 
 
 def open_prs_digest(open_pulls: list[dict[str, Any]]) -> str:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluator import markers
 from evaluator.canonical import text_digest
 from evaluator.formats import parse_timestamp as instant
-from evaluator import markers
 from evaluator.policy import TRUSTED_CODEX_BOT_ID, TRUSTED_CODEX_BOT_TYPE
-
 from observe.github import codex_signals
 from observe.github.errors import GitHubObservationError
 from observe.github.fields import author_id, body_text, positive_id, sha40, timestamp
@@ -81,7 +80,9 @@ class RequestIndex:
             return None
         matches = {sha for sha in self._heads if sha.startswith(prefix)}
         if len(matches) > 1:
-            raise GitHubObservationError("github-ambiguous-short-sha", f"{where}: {prefix} matches {len(matches)} requested heads")
+            raise GitHubObservationError(
+                "github-ambiguous-short-sha", f"{where}: {prefix} matches {len(matches)} requested heads"
+            )
         return matches.pop() if matches else None
 
 
@@ -127,14 +128,21 @@ def codex_issue_comments(
         if kind == "summary":
             for status, short_sha in codex_signals.parse_summary_rows(comment_id, body):
                 summary_rows.append(
-                    {"comment_id": str(comment_id), "status": status, "head_sha": requests.expand(short_sha, where), "content_version_at": updated_at}
+                    {
+                        "comment_id": str(comment_id),
+                        "status": status,
+                        "head_sha": requests.expand(short_sha, where),
+                        "content_version_at": updated_at,
+                    }
                 )
         elif kind == "unavailable":
             unavailable.append({"id": str(comment_id), "created_at": created_at, "kind": detail})
         else:
             commit_sha = requests.expand(codex_signals.reviewed_commit_prefix(comment_id, body), where)
             clean = codex_signals.is_clean_review_text(body)
-            responses.append(_response("issue-comment", comment_id, body, commit_sha, created_at, updated_at, requests, clean))
+            responses.append(
+                _response("issue-comment", comment_id, body, commit_sha, created_at, updated_at, requests, clean)
+            )
     unavailable.sort(key=lambda reply: int(reply["id"]))
     return responses, unavailable, summary_rows
 
@@ -149,7 +157,11 @@ def codex_reviews(reviews: list[dict[str, Any]], requests: RequestIndex) -> list
         submitted_at = timestamp(review.get("submitted_at"), f"{where} submitted_at")
         commit_id = review.get("commit_id")
         commit_sha = None if commit_id is None else sha40(commit_id, f"{where} commit_id")
-        responses.append(_response("review", review_id, body_text(review, where), commit_sha, submitted_at, submitted_at, requests, False))
+        responses.append(
+            _response(
+                "review", review_id, body_text(review, where), commit_sha, submitted_at, submitted_at, requests, False
+            )
+        )
     return responses
 
 
@@ -164,7 +176,18 @@ def codex_review_comments(comments: list[dict[str, Any]], requests: RequestIndex
         commit_sha = sha40(comment.get("original_commit_id"), f"{where} original_commit_id")
         created_at = timestamp(comment.get("created_at"), f"{where} created_at")
         updated_at = timestamp(comment.get("updated_at"), f"{where} updated_at")
-        responses.append(_response("review-comment", comment_id, body_text(comment, where), commit_sha, created_at, updated_at, requests, False))
+        responses.append(
+            _response(
+                "review-comment",
+                comment_id,
+                body_text(comment, where),
+                commit_sha,
+                created_at,
+                updated_at,
+                requests,
+                False,
+            )
+        )
     return responses
 
 
@@ -173,5 +196,10 @@ def plus_one_reactions(reactions: list[dict[str, Any]]) -> list[PlusOneReaction]
     for reaction in reactions:
         if reaction.get("content") == "+1" and codex_signals.is_trusted_codex_reactor(reaction.get("user")):
             reaction_id = positive_id(reaction, "reaction")
-            found.append({"id": str(reaction_id), "created_at": timestamp(reaction.get("created_at"), f"reaction {reaction_id} created_at")})
+            found.append(
+                {
+                    "id": str(reaction_id),
+                    "created_at": timestamp(reaction.get("created_at"), f"reaction {reaction_id} created_at"),
+                }
+            )
     return sorted(found, key=lambda reaction: int(reaction["id"]))

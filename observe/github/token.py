@@ -56,7 +56,9 @@ def resolve_token(
         if value:
             return _checked(value, source)
     if gh_path is None:
-        raise GitHubObservationError("github-token-missing", "no token argument, GH_TOKEN or GITHUB_TOKEN, and no gh CLI path was given")
+        raise GitHubObservationError(
+            "github-token-missing", "no token argument, GH_TOKEN or GITHUB_TOKEN, and no gh CLI path was given"
+        )
     if not os.path.isabs(gh_path):
         # A relative path would be looked up from the working directory: the same guess as PATH.
         raise GitHubObservationError("github-token-missing", "the gh CLI path must be absolute")
@@ -71,7 +73,9 @@ def token_identity(token: str) -> str:
 def _checked(value: str, source: str) -> str:
     if not _TOKEN_SHAPE.fullmatch(value):
         # Say where the bad value came from, never what it was.
-        raise GitHubObservationError("github-token-missing", f"the token from {source} is empty or contains characters a header cannot carry")
+        raise GitHubObservationError(
+            "github-token-missing", f"the token from {source} is empty or contains characters a header cannot carry"
+        )
     return value
 
 
@@ -80,12 +84,21 @@ def _token_from_gh_cli(gh_path: str, api_base_url: str, run: Callable[..., subpr
     try:
         completed = run(command, capture_output=True, text=True, timeout=GH_CLI_TIMEOUT_SECONDS, check=False)
     except FileNotFoundError as error:
-        raise GitHubObservationError("github-token-missing", "no token argument, GH_TOKEN or GITHUB_TOKEN, and the given gh CLI path does not exist") from error
+        raise GitHubObservationError(
+            "github-token-missing",
+            "no token argument, GH_TOKEN or GITHUB_TOKEN, and the given gh CLI path does not exist",
+        ) from error
     except subprocess.TimeoutExpired as error:
-        raise GitHubObservationError("github-token-missing", f"`gh auth token` did not answer within {GH_CLI_TIMEOUT_SECONDS:g} s") from error
+        raise GitHubObservationError(
+            "github-token-missing", f"`gh auth token` did not answer within {GH_CLI_TIMEOUT_SECONDS:g} s"
+        ) from error
     except OSError as error:
-        raise GitHubObservationError("github-token-missing", f"`gh auth token` could not be started ({type(error).__name__})") from error
+        raise GitHubObservationError(
+            "github-token-missing", f"`gh auth token` could not be started ({type(error).__name__})"
+        ) from error
     if completed.returncode != 0:
         # stderr is not quoted: it is gh's text, and we keep messages to values we control.
-        raise GitHubObservationError("github-token-missing", f"`gh auth token` exited with status {completed.returncode}")
+        raise GitHubObservationError(
+            "github-token-missing", f"`gh auth token` exited with status {completed.returncode}"
+        )
     return (completed.stdout or "").strip()

@@ -1,0 +1,71 @@
+"""Every package pyproject.toml names is used by the code its section serves.
+
+Runtime dependencies are imported by evaluator/, observe/ or scripts/; the
+test extra by tests/, tools/ or simulator/; the simulator extra by
+simulator/; the lint extra is run by .ci/run. Imports are read from the
+source with ``ast``; a distribution is matched to its import names through
+the installed metadata (``importlib.metadata.packages_distributions``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from importlib.metadata import packages_distributions
+
+from tests.helpers import ROOT
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+SERVED_BY = {
+    "runtime": ("evaluator", "observe", "scripts"),
+    "test": ("tests", "tools", "simulator"),
+    "simulator": ("simulator",),
+}
+# A runtime pin whose importer is the simulator (dateutil.rrule reads the heartbeat RRULE in
+# simulator/automations.py); kept among the runtime pins, and checked to be imported there.
+PINNED_FOR_THE_SIMULATOR = {"python-dateutil"}
+
+
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared(section: str) -> set[str]:
+    project = PYPROJECT["project"]
+    requirements = project["dependencies"] if section == "runtime" else project["optional-dependencies"][section]
+    return {normalized(re.split(r"[=<>!~\[; ]", requirement, maxsplit=1)[0]) for requirement in requirements}
+
+
+def imported_distributions(rooms: tuple[str, ...]) -> set[str]:
+    modules = set()
+    for room in rooms:
+        for path in (ROOT / room).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    modules.update(alias.name.split(".")[0] for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    modules.add(node.module.split(".")[0])
+    owners = packages_distributions()
+    return {normalized(distribution) for module in modules for distribution in owners.get(module, [])}
+
+
+def test_every_declared_package_is_imported_where_it_serves():
+    unused = {
+        section: sorted(declared(section) - imported_distributions(rooms) - PINNED_FOR_THE_SIMULATOR)
+        for section, rooms in SERVED_BY.items()
+    }
+    assert not any(unused.values()), f"declared but not imported by the code the section serves: {unused}"
+
+
+def test_every_lint_tool_is_run_by_ci():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert declared("lint") == {"ruff", "mypy"}
+    assert "python -m ruff check" in ci and "python -m mypy" in ci
+
+
+def test_the_packages_are_found_at_all():
+    # The scan itself must see the obvious ones, or the checks above prove nothing.
+    assert {"pydantic", "ghapi"} <= imported_distributions(SERVED_BY["runtime"])
+    assert {"pytest", "hypothesis"} <= imported_distributions(SERVED_BY["test"])
+    assert PINNED_FOR_THE_SIMULATOR <= declared("runtime") & imported_distributions(("simulator",))
