@@ -20,6 +20,16 @@ os.environ["no_proxy"] = "127.0.0.1,localhost"
 
 
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# Example budgets. "fast" (the default) keeps the README's test command quick;
+# "thorough" is what CI runs (.ci/run sets HYPOTHESIS_PROFILE=thorough; pytest's
+# --hypothesis-profile=thorough does the same). A property that needs more
+# examples asks for a multiple of the profile's budget (tests/helpers.examples).
+# No deadline: a loaded machine must not turn a slow example into a failure.
+settings.register_profile("fast", max_examples=15, deadline=None)
+settings.register_profile("thorough", max_examples=100, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,17 @@ FIXTURES = ROOT / "fixtures"
 SCRIPT = ROOT / "scripts" / "evaluate_state.py"
 
 
+def examples(factor: int) -> int:
+    """A property's example budget: ``factor`` times the loaded hypothesis profile's (tests/conftest.py).
+
+    The profile is loaded before any test module is imported, so the budget a
+    decorator reads here is the fast one by default and the thorough one in CI.
+    """
+    from hypothesis import settings
+
+    return factor * settings.default.max_examples
+
+
 def load(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 

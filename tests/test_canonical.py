@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from evaluator import policy
 from evaluator.canonical import canonical_bytes, digest, parse_document, text_digest
 from evaluator.errors import Rejected
+from tests.helpers import examples
 
 # The accepted domain: integers within +/-(2**53-1), no floats, no lone surrogates,
 # ASCII object keys (every key a schema admits is ASCII; see canonical-json.md).
@@ -23,13 +24,13 @@ _values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(4))
 @given(_values)
 def test_canonical_bytes_equal_rfc8785(value):
     assert canonical_bytes(value) == rfc8785.dumps(value)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(2))
 @given(st.dictionaries(_keys, _values, max_size=6))
 def test_parse_of_canonical_bytes_round_trips(value):
     assert parse_document(canonical_bytes(value)) == value

@@ -7,7 +7,8 @@ Two kinds of change live here:
   in order). Each returns a ``Mutation``, a function that edits a document in
   place; the builders re-seal digests afterwards where the fixture needs it.
 - ``mutations``: every single-step mutation of a document, for the "any one
-  change is rejected" properties in the tests.
+  change is rejected" properties in the tests; ``mutation_recipes`` lists the
+  same mutations unbuilt, so a test that draws one builds only that one.
 
 Values are deep-copied on the way in, so one edit applied to several
 documents never shares state between them.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 Mutation = Callable[[Any], None]
@@ -81,6 +83,13 @@ def _replace(document: Any, path: Path, new: Any) -> Any:
     return result
 
 
+def _at(document: dict, path: Path, make_value: Callable[[], Any]) -> Callable[[], Any]:
+    """A recipe: the document with the value at ``path`` replaced by a fresh ``make_value()``."""
+    if not path:
+        return make_value
+    return lambda: _replace(document, path, make_value())
+
+
 def _leaf_variants(value: Any) -> list[Any]:
     if isinstance(value, bool):
         return [not value, int(value), str(value).lower(), None]
@@ -97,41 +106,65 @@ def _leaf_variants(value: Any) -> list[Any]:
     return []
 
 
-def _object_mutations(document: dict, path: Path, where: str, value: dict) -> Iterator[tuple[str, dict]]:
+def _without(value: dict, key: str) -> dict:
+    reduced = copy.deepcopy(value)
+    del reduced[key]
+    return reduced
+
+
+def _recased(value: dict, key: str) -> dict:
+    return {(k.upper() if k == key else k): copy.deepcopy(v) for k, v in value.items()}
+
+
+def _swapped(value: list) -> list:
+    swapped = copy.deepcopy(value)
+    swapped[0], swapped[1] = swapped[1], swapped[0]
+    return swapped
+
+
+def _object_recipes(document: dict, path: Path, where: str, value: dict) -> Iterator[tuple[str, Callable[[], Any]]]:
     for key in value:
-        reduced = copy.deepcopy(value)
-        del reduced[key]
-        yield f"drop {where}/{key}", _replace(document, path, reduced) if path else reduced
+        yield f"drop {where}/{key}", _at(document, path, partial(_without, value, key))
         if key.upper() != key:
-            renamed = {(k.upper() if k == key else k): v for k, v in value.items()}
-            yield f"recase {where}/{key}", _replace(document, path, renamed) if path else renamed
-    extended = {**copy.deepcopy(value), "unexpected_field": None}
-    yield f"add key at {where}", _replace(document, path, extended) if path else extended
+            yield f"recase {where}/{key}", _at(document, path, partial(_recased, value, key))
+    yield f"add key at {where}", _at(document, path, lambda: {**copy.deepcopy(value), "unexpected_field": None})
 
 
-def _list_mutations(document: dict, path: Path, where: str, value: list) -> Iterator[tuple[str, dict]]:
+def _list_recipes(document: dict, path: Path, where: str, value: list) -> Iterator[tuple[str, Callable[[], Any]]]:
     if len(value) >= 2 and value[0] != value[1]:
-        swapped = copy.deepcopy(value)
-        swapped[0], swapped[1] = swapped[1], swapped[0]
-        yield f"swap first two of {where}", _replace(document, path, swapped)
+        yield f"swap first two of {where}", _at(document, path, partial(_swapped, value))
     if value:
-        yield f"drop last of {where}", _replace(document, path, copy.deepcopy(value[:-1]))
-        yield f"duplicate first of {where}", _replace(document, path, copy.deepcopy(value + value[:1]))
+        yield f"drop last of {where}", _at(document, path, lambda: copy.deepcopy(value[:-1]))
+        yield f"duplicate first of {where}", _at(document, path, lambda: copy.deepcopy(value + value[:1]))
     else:
-        yield f"fill {where}", _replace(document, path, ["x"])
+        yield f"fill {where}", _at(document, path, lambda: ["x"])
+
+
+def mutation_recipes(document: dict) -> list[tuple[str, Callable[[], dict]]]:
+    """(description, recipe) for every single-step mutation; a recipe builds its mutated document when called.
+
+    A property test draws one recipe and builds only that document, instead of
+    deep-copying the document once for every mutation it will not use.
+    """
+    recipes: list[tuple[str, Callable[[], dict]]] = []
+    for path, value in _nodes(document):
+        where = "/" + "/".join(map(str, path))
+        if isinstance(value, dict):
+            recipes.extend(_object_recipes(document, path, where, value))
+        elif isinstance(value, list):
+            recipes.extend(_list_recipes(document, path, where, value))
+        if path and not isinstance(value, (dict, list)):
+            for variant in _leaf_variants(value):
+                if variant != value or type(variant) is not type(value):
+                    recipes.append(
+                        (f"change {where} to {variant!r:.40}", _at(document, path, partial(copy.deepcopy, variant)))
+                    )
+        if path and isinstance(value, (dict, list)):
+            recipes.append((f"null {where}", _at(document, path, lambda: None)))
+    return recipes
 
 
 def mutations(document: dict) -> Iterator[tuple[str, dict]]:
     """(description, mutated document) for every single-step mutation."""
-    for path, value in _nodes(document):
-        where = "/" + "/".join(map(str, path))
-        if isinstance(value, dict):
-            yield from _object_mutations(document, path, where, value)
-        elif isinstance(value, list):
-            yield from _list_mutations(document, path, where, value)
-        if path and not isinstance(value, (dict, list)):
-            for variant in _leaf_variants(value):
-                if variant != value or type(variant) is not type(value):
-                    yield f"change {where} to {variant!r:.40}", _replace(document, path, variant)
-        if path and isinstance(value, (dict, list)):
-            yield f"null {where}", _replace(document, path, None)
+    for description, recipe in mutation_recipes(document):
+        yield description, recipe()
