@@ -1,7 +1,12 @@
 """Benchmark of `evaluate_state.py --initial` (run: python bench/initial.py [--runs N]).
 
 (i)  start-up: median wall time of the whole CLI on the maximal fixture versus
-     `python -c "from pydantic import BaseModel"` (target ratio <= 1.5);
+     `python -c "from pydantic import BaseModel"` (target ratio <= 1.5). The
+     script re-executes itself as `python -I -B`, which starts a second
+     interpreter; that start is counted. Also shown, measured in the same
+     interleaved rounds: the re-executed process alone (`python -I -B
+     scripts/evaluate_state.py`) against its own fair floor (`python -I -B -c
+     "from pydantic import BaseModel"`), and --state and --prompt;
 (ii) core: parse_document + run_initial on a 10,000-path document versus
      json.loads + canonical bytes + sha256 of the same bytes.
 
@@ -31,8 +36,20 @@ sys.dont_write_bytecode = (
 sys.path.insert(0, str(ROOT))
 
 FIXTURE = ROOT / "fixtures" / "initial" / "valid" / "new-pr-branch-validate-commit-push.json"
-CLI = [sys.executable, str(ROOT / "scripts" / "evaluate_state.py"), "--initial", str(FIXTURE)]
+SCRIPT = str(ROOT / "scripts" / "evaluate_state.py")
+CLI = [sys.executable, SCRIPT, "--initial", str(FIXTURE)]
 PYDANTIC = [sys.executable, "-c", "from pydantic import BaseModel"]
+STATE = ROOT / "fixtures" / "state" / "scenarios" / "claim-plan--finalization.json"
+PROMPT = ROOT / "fixtures" / "prompt" / "valid" / "new-pr.json"
+# Every start-up command, timed in the same interleaved rounds.
+STARTUPS = {
+    "cli": CLI,
+    "floor": PYDANTIC,
+    "cli-isolated": [sys.executable, "-I", "-B", SCRIPT, "--initial", str(FIXTURE)],
+    "floor-isolated": [sys.executable, "-I", "-B", "-c", "from pydantic import BaseModel"],
+    "state": [sys.executable, SCRIPT, "--state", str(STATE)],
+    "prompt": [sys.executable, SCRIPT, "--prompt", str(PROMPT)],
+}
 
 
 def wall_time(argv: list[str]) -> float:
@@ -41,13 +58,14 @@ def wall_time(argv: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def startup_medians(runs: int) -> tuple[float, float]:
-    wall_time(CLI), wall_time(PYDANTIC)  # warm the page cache
-    cli, baseline = [], []
-    for _ in range(runs):  # interleaved, so a noisy neighbour hits both alike
-        cli.append(wall_time(CLI))
-        baseline.append(wall_time(PYDANTIC))
-    return statistics.median(cli), statistics.median(baseline)
+def startup_medians(runs: int) -> dict[str, float]:
+    for argv in STARTUPS.values():  # warm the page cache
+        wall_time(argv)
+    times: dict[str, list[float]] = {name: [] for name in STARTUPS}
+    for _ in range(runs):  # interleaved, so a noisy neighbour hits every command alike
+        for name, argv in STARTUPS.items():
+            times[name].append(wall_time(argv))
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 # Each layer runs everything the one before it ran, plus one step; the last
@@ -116,7 +134,8 @@ def main() -> int:
     parser.add_argument("--layers", action="store_true", help="also time cumulative start-up layers")
     args = parser.parse_args()
 
-    cli, pydantic_import = startup_medians(args.runs)
+    startup = startup_medians(args.runs)
+    cli, pydantic_import = startup["cli"], startup["floor"]
     raw = large_document(args.paths)
     core, json_baseline = core_medians(raw, args.repeats)
 
@@ -127,6 +146,15 @@ def main() -> int:
     print(f"{'measurement':<58} {'median':>10} {'ratio':>7}")
     row("(i)  --initial CLI, maximal fixture", cli, cli / pydantic_import)
     row('     python -c "from pydantic import BaseModel"', pydantic_import, 1.0)
+    row("     --state CLI, claim-plan--finalization", startup["state"], startup["state"] / pydantic_import)
+    row("     --prompt CLI, new-pr", startup["prompt"], startup["prompt"] / pydantic_import)
+    isolated_floor = startup["floor-isolated"]
+    row(
+        "     python -I -B scripts/evaluate_state.py --initial",
+        startup["cli-isolated"],
+        startup["cli-isolated"] / isolated_floor,
+    )
+    row('     python -I -B -c "from pydantic import BaseModel"', isolated_floor, 1.0)
     row(f"(ii) parse + run_initial, {args.paths} paths, {len(raw) / 1e6:.1f} MB", core, core / json_baseline)
     row("     json.loads + canonical bytes + sha256", json_baseline, 1.0)
     if args.layers:

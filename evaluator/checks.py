@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .decision import StateDecision, evaluate_state
 from .errors import Violation, sorted_violations
-from .rules.initial import check_initial
-from .rules.prompt import STATE, bootstrap_state_violations, check_prompt, prefixed
-from .rules.risk import PlanBoundary, risk_verdict
+
+if TYPE_CHECKING:
+    from .decision import StateDecision
+
+# Each runner imports the rules (and so builds the models) of its own check
+# only: --initial never builds the recurring-state models, --state never the
+# initial or prompt ones. Building models is most of the CLI's start-up.
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,9 @@ def rejected(check: str, violations: list[Violation]) -> dict[str, Any]:
 def initial_check(
     document: dict[str, Any], approved_hash: str | None, risk_record: dict[str, Any] | None
 ) -> CheckOutcome:
+    from .rules.initial import check_initial
+    from .rules.risk import PlanBoundary, risk_verdict
+
     result, found = check_initial(document, approved_hash)
     if result is None:
         return CheckOutcome(rejected("initial", found))
@@ -77,6 +83,8 @@ def state_output(decision: StateDecision) -> dict[str, Any]:
 def state_check(
     document: dict[str, Any], approved_hash: str | None, now: str | None, risk_record: dict[str, Any] | None
 ) -> CheckOutcome:
+    from .decision import evaluate_state
+
     decision, found = evaluate_state(document, approved_hash, now, risk_record)
     if decision is None:
         return CheckOutcome(rejected("state", found))
@@ -84,6 +92,9 @@ def state_check(
 
 
 def prompt_check(document: dict[str, Any]) -> CheckOutcome:
+    from .decision import evaluate_state
+    from .rules.prompt import STATE, bootstrap_state_violations, check_prompt, prefixed
+
     result, found = check_prompt(document)
     if result is None:
         return CheckOutcome(rejected("prompt", found))
