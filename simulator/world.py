@@ -394,6 +394,9 @@ class World:
         if pull is None:
             raise ApiError(404, "Not Found")
         self.refresh_pull(repository, pull)
+        # GitHub states both counts in the pull request; they move with every comment.
+        pull["comments"] = len(repository.issue_comments.get(number, []))
+        pull["review_comments"] = len(repository.review_comments.get(number, []))
         return pull
 
     def refresh_pull(self, repository: Repository, pull: dict[str, Any]) -> None:

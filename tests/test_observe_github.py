@@ -646,6 +646,25 @@ def test_a_full_last_page_is_fetched_again_rather_than_revalidated(fake, client)
     assert observe(client)["responses"][0]["zero_findings_signal"] is True
 
 
+@pytest.mark.parametrize("count", [100, 200])
+def test_full_pages_of_an_unchanged_pull_request_spend_no_rest_point(fake, make_client, count):
+    fake.add_request(0, at(1))
+    for index in range(count - 1):  # with the request: exactly `count` issue comments
+        fake.add_issue_comment(STRANGER, f"chatter {index}", at(2 + index % 400))
+    for index in range(count):
+        fake.add_review_comment(STRANGER, f"note {index}", fake.head_sha, at(2 + index % 400))
+    cold = observe(make_client())
+
+    warm_client = make_client()  # the next wakeup: a new process, the same cache
+    assert observe(warm_client) == cold
+    assert warm_client.stats["rest_points"] == 0
+    assert warm_client.stats["rest_not_modified"] == warm_client.stats["rest_requests"]
+
+    # A new comment on a full last page is still seen, on the next wakeup.
+    fake.add_issue_comment(CODEX, codex_body("clean_comment", fake.head_sha), at(500))
+    assert observe(make_client())["responses"][0]["zero_findings_signal"] is True
+
+
 # -- faults: each raises, never returns a document, never shows the token ----------
 
 

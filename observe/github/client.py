@@ -236,8 +236,21 @@ class GitHubClient:
         self._require_success(reply.status, f"GET {path}")
         return reply
 
-    def get_all(self, path: str, query: Mapping[str, Any] | None = None, *, items_key: str | None = None) -> list[Any]:
+    def get_all(
+        self,
+        path: str,
+        query: Mapping[str, Any] | None = None,
+        *,
+        items_key: str | None = None,
+        known_count: int | None = None,
+    ) -> list[Any]:
         """GET every page of a list; ``items_key`` names the list inside an object page.
+
+        ``known_count`` is the list's length as another answer read in the same
+        observation states it (the pull request's ``comments`` and
+        ``review_comments``): a full last page whose items bring the total to
+        exactly that count cannot hide a next page, so it is revalidated
+        conditionally instead of fetched again (_may_hide_a_next_page).
 
         Pages are followed through ``Link: rel="next"`` only. When a page object
         carries ``total_count`` the collected length must equal it.
@@ -255,7 +268,7 @@ class GitHubClient:
         """
         previous: list[Any] | None = None
         for _ in range(MAX_LIST_PASSES):
-            items, pages = self._read_every_page(path, query, items_key)
+            items, pages = self._read_every_page(path, query, items_key, known_count)
             identities = [_item_identity(item) for item in items]
             if pages == 1 or identities == previous:
                 return items
@@ -266,7 +279,7 @@ class GitHubClient:
         )
 
     def _read_every_page(
-        self, path: str, query: Mapping[str, Any] | None, items_key: str | None
+        self, path: str, query: Mapping[str, Any] | None, items_key: str | None, known_count: int | None = None
     ) -> tuple[list[Any], int]:
         """One pass over every page: (items, pages read)."""
         url: str | None = self._url(path, {**(query or {}), "per_page": PER_PAGE})
@@ -280,7 +293,11 @@ class GitHubClient:
                 )
             continuation = bool(seen)
             seen.add(url)
-            reply = self._fetch(url, revalidate=lambda cached: not self._may_hide_a_next_page(cached, items_key))
+            before = len(items)
+            reply = self._fetch(
+                url,
+                revalidate=lambda cached: not self._may_hide_a_next_page(cached, items_key, before, known_count),
+            )
             if continuation and reply.status == 404:
                 raise GitHubObservationError(
                     "github-incomplete-pagination", f"{path}: page {len(seen)} linked as next is missing (HTTP 404)"
@@ -372,13 +389,19 @@ class GitHubClient:
     # -- one request, with cache and retries ---------------------------
 
     @staticmethod
-    def _may_hide_a_next_page(cached: CachedPage, items_key: str | None) -> bool:
-        """A full last page of a plain list must be fetched again, not revalidated.
+    def _may_hide_a_next_page(
+        cached: CachedPage, items_key: str | None, items_before: int = 0, known_count: int | None = None
+    ) -> bool:
+        """A full last page of a plain list must be fetched again, not revalidated, unless a count proves it last.
 
         GitHub's ETag covers the body, not the Link header: when a list of
         exactly 100 items gains a 101st, page 1's body and ETag stay the same
         and a 304 would hide the new next page. Object pages carry
-        total_count in the body, so growth changes their ETag.
+        total_count in the body, so growth changes their ETag. A plain list
+        whose length another answer of the same observation states
+        (``known_count``) is proven complete when the items before this page
+        and the cached page's add up to exactly that count: a grown list has a
+        larger count, and the page is then fetched again.
         """
         if items_key is not None or "next" in parse_link_header(cached.link):
             return False
@@ -386,7 +409,11 @@ class GitHubClient:
             items = json.loads(cached.body)
         except ValueError:
             return True
-        return not isinstance(items, list) or len(items) >= PER_PAGE
+        if not isinstance(items, list):
+            return True
+        if len(items) < PER_PAGE:
+            return False
+        return known_count is None or items_before + len(items) != known_count
 
     def _fetch(self, url: str, revalidate: Callable[[CachedPage], bool] | None = None) -> Reply:
         cached = self._cache.load(url) if self._cache else None

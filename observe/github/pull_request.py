@@ -52,6 +52,14 @@ class PullRequestSnapshot:
 # -- fetching -----------------------------------------------------------------
 
 
+def _count(pull: dict[str, Any], key: str) -> int | None:
+    """A count the pull request states, or None (then nothing is revalidated on its word)."""
+    value = pull.get(key)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
 def fetch_snapshot(client: GitHubClient, repository: str, pr_number: int) -> PullRequestSnapshot:
     owner, name = split_repository(repository)
     if repository.lower() != client.repository.lower():
@@ -76,9 +84,13 @@ def fetch_snapshot(client: GitHubClient, repository: str, pr_number: int) -> Pul
         head_ref = client.get(f"{head_repo_path}/git/ref/heads/{path_segment(head_branch)}", tolerated=(404,)).body
     protection = _fetch_protection(client, f"{repo_path}/branches/{path_segment(base_branch)}")
     rulesets = _fetch_rulesets(client, f"{repo_path}/rules/branches/{path_segment(base_branch)}")
-    issue_comments = client.get_all(f"{repo_path}/issues/{pr_number}/comments")
+    # The pull request states how many comments of each kind it has: a full
+    # last page that adds up to that count is revalidated, not fetched again.
+    issue_comments = client.get_all(f"{repo_path}/issues/{pr_number}/comments", known_count=_count(pull, "comments"))
     reviews = client.get_all(f"{repo_path}/pulls/{pr_number}/reviews")
-    review_comments = client.get_all(f"{repo_path}/pulls/{pr_number}/comments")
+    review_comments = client.get_all(
+        f"{repo_path}/pulls/{pr_number}/comments", known_count=_count(pull, "review_comments")
+    )
     reactions = client.get_all(f"{repo_path}/issues/{pr_number}/reactions")
     threads, merge_state = fetch_review_threads(client, owner, name, pr_number)
     return PullRequestSnapshot(
