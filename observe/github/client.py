@@ -25,6 +25,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from ipaddress import ip_address
 from pathlib import Path
 from typing import Any, cast
@@ -293,11 +294,7 @@ class GitHubClient:
                 )
             continuation = bool(seen)
             seen.add(url)
-            before = len(items)
-            reply = self._fetch(
-                url,
-                revalidate=lambda cached: not self._may_hide_a_next_page(cached, items_key, before, known_count),
-            )
+            reply = self._fetch(url, revalidate=partial(self._may_revalidate, items_key, len(items), known_count))
             if continuation and reply.status == 404:
                 raise GitHubObservationError(
                     "github-incomplete-pagination", f"{path}: page {len(seen)} linked as next is missing (HTTP 404)"
@@ -387,6 +384,12 @@ class GitHubClient:
         return body[items_key], total
 
     # -- one request, with cache and retries ---------------------------
+
+    @classmethod
+    def _may_revalidate(
+        cls, items_key: str | None, items_before: int, known_count: int | None, cached: CachedPage
+    ) -> bool:
+        return not cls._may_hide_a_next_page(cached, items_key, items_before, known_count)
 
     @staticmethod
     def _may_hide_a_next_page(
