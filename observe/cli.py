@@ -170,6 +170,20 @@ def _hex32(value: str, flag: str) -> str:
     return value
 
 
+def _check_settings(args: argparse.Namespace) -> None:
+    """Name the flag whose value cannot be used, before anything is read or asked of GitHub."""
+    from urllib.parse import urlsplit
+
+    from evaluator.formats import REPOSITORY
+
+    repository = getattr(args, "repository", None)
+    if repository is not None and not REPOSITORY.matches(repository.lower()):  # the client's own test
+        raise UsageError(f"--repository must be owner/name, got {repository!r}")
+    api_url = urlsplit(args.api_url)
+    if api_url.scheme not in ("http", "https") or not api_url.netloc:
+        raise UsageError(f"--api-url must be an http(s) base URL, got {args.api_url!r}")
+
+
 def _collect(args: argparse.Namespace, settings: collect.Settings) -> dict[str, Any]:
     if args.subcommand == "recheck-paths":
         return collect.recheck_paths(checkout=args.checkout, document_path=args.document)
@@ -234,6 +248,7 @@ def main(argv: list[str] | None = None, *, sleep: Callable[[float], None] = time
     secrets = _environment_tokens()  # the token resolved for GitHub joins them (collect.Settings.secrets)
     try:
         args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+        _check_settings(args)
         settings = collect.Settings(
             api_url=args.api_url,
             gh_path=args.gh,

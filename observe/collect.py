@@ -547,11 +547,70 @@ def report_state(github: PullRequestObservation, *, run_id: str, observed_at: da
     return _ordered(state)
 
 
+# The recurring state's keys in the model's declaration order
+# (evaluator/models/recurring.py), written out so that a wakeup never imports
+# pydantic just to read an order; tests/test_collector.py checks they agree.
+STATE_KEYS = (
+    "version",
+    "policy_schema_version",
+    "mode",
+    "run_id",
+    "host",
+    "repository",
+    "pr_number",
+    "pr_url",
+    "remote_name",
+    "base_branch",
+    "head_branch",
+    "authenticated_user_id",
+    "evaluator_sha256",
+    "expected_prompt_sha256",
+    "owned_automation_id",
+    "wakeup_id",
+    "observed_at",
+    "current_authenticated_user_id",
+    "current_evaluator_sha256",
+    "current_remote_name",
+    "pr_repository",
+    "pr_state",
+    "pr_is_draft",
+    "pr_same_repository",
+    "current_base_branch",
+    "current_head_branch",
+    "current_base_sha",
+    "current_head_sha",
+    "remote_head_sha",
+    "base_sha",
+    "request_comment_id",
+    "request_head_sha",
+    "request_created_at",
+    "request_deadline",
+    "request_key",
+    "fix_rounds",
+    "completed_request_keys",
+    "marker_anomalies",
+    "claims",
+    "responses",
+    "plus_one_reactions",
+    "summary_rows",
+    "unavailable_replies",
+    "actionable_codex_threads",
+    "eligible_codex_threads",
+    "non_codex_rooted_threads",
+    "gates",
+    "automations",
+    "execution_boundary",
+    "remediation_manifest",
+    "remediation_plan_hash",
+    "finalization_manifest",
+    "finalization_plan_hash",
+    "approved_plan_hash",
+)
+
+
 def _ordered(state: dict[str, Any]) -> dict[str, Any]:
     """Keys in the model's declaration order, so documents read the same way every time."""
-    from evaluator.models.recurring import RecurringState
-
-    missing = set(RecurringState.model_fields) ^ set(state)
+    missing = set(STATE_KEYS) ^ set(state)
     if missing:
         raise AssertionError(f"collector and state model disagree on {sorted(missing)}")
-    return {name: state[name] for name in RecurringState.model_fields}
+    return {name: state[name] for name in STATE_KEYS}

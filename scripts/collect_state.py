@@ -14,9 +14,13 @@ if not sys.flags.safe_path:
 
 import os  # noqa: E402  (loaded at interpreter start-up, before this script)
 
-if not (sys.flags.isolated and sys.flags.dont_write_bytecode):
+# The skill's private environment (made by install.py) when it has one, else this interpreter.
+_PRIVATE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), ".venv", "bin", "python")
+_PYTHON = _PRIVATE if os.path.exists(_PRIVATE) else sys.executable
+
+if not (sys.flags.isolated and sys.flags.dont_write_bytecode) or sys.executable != _PYTHON:
     try:
-        os.execv(sys.executable, [sys.executable, "-I", "-B", os.path.realpath(__file__), *sys.argv[1:]])
+        os.execv(_PYTHON, [_PYTHON, "-I", "-B", os.path.realpath(__file__), *sys.argv[1:]])
     except OSError as error:  # refuse rather than run the skill's code unisolated
         sys.stderr.write(f"cannot re-execute the interpreter isolated: {error.strerror}\n")
         sys.exit(2)

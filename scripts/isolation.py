@@ -14,7 +14,9 @@ library. Why and what is pinned: references/automation-registry.md#how-the-scrip
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.metadata
 import importlib.util
+import json
 import os
 import sys
 
@@ -57,15 +59,74 @@ class SkillFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
-def run(script, module):
-    """Import ``module`` from the skill that holds ``script`` and return what its ``main()`` returns."""
+RUNTIME_LOCK = "requirements-runtime.lock"
+PRIVATE_ENVIRONMENT = ".venv"
+INSTALL_HINT = (
+    "install the skill with its private environment: from a clone of the github-codex-pr-loop "
+    "repository run `python install.py` (`--upgrade` to replace an install); see its README"
+)
+
+
+def run(script, module, checks=()):
+    """Import ``module`` from the skill that holds ``script`` and return what its ``main()`` returns.
+
+    A missing or wrongly versioned dependency is one JSON error line (code
+    ``dependency-missing``, exit 2) naming the package and the install
+    command: on standard output with the check the command line names when
+    ``checks`` is given (the evaluator's contract), else on standard error.
+    """
     if not (sys.flags.isolated and sys.flags.dont_write_bytecode):
         raise RuntimeError("the skill's code runs only under python -I -B")
     root = os.path.dirname(os.path.dirname(os.path.realpath(script)))
-    sys.meta_path.insert(0, SkillFinder(root))
-    try:
-        entry = importlib.import_module(module)
-    except ImportError as error:  # an incomplete install: say so in one line, never a traceback
-        sys.stderr.write(f"cannot load {error.name or module} from the skill: {error.msg}\n")
+    problem = dependency_problem(root)
+    if problem is None:
+        sys.meta_path.insert(0, SkillFinder(root))
+        try:
+            entry = importlib.import_module(module)
+        except ImportError as error:  # an incomplete install: say so in one line, never a traceback
+            missing = error.name or module
+            if missing.partition(".")[0] in PACKAGES:
+                sys.stderr.write(f"cannot load {missing} from the skill: {error.msg}\n")
+                return 2
+            problem = f"the package providing {missing!r} is not installed for {sys.executable}"
+    if problem is not None:
+        _report_missing(problem, checks)
         return 2
     return entry.main()
+
+
+def dependency_problem(root):
+    """What is wrong with this interpreter's packages against the skill's runtime lock, or None."""
+    private = os.path.join(root, PRIVATE_ENVIRONMENT)
+    if os.path.isdir(private) and os.path.realpath(sys.prefix) != os.path.realpath(private):
+        return f"the skill's private environment {private} is not the one running (python is {sys.executable})"
+    try:
+        with open(os.path.join(root, RUNTIME_LOCK), encoding="utf-8") as lock:
+            lines = [line.strip() for line in lock]
+    except OSError as error:
+        return f"{RUNTIME_LOCK} cannot be read: {error.strerror}"
+    wrong = []
+    for line in lines:
+        if not line or line.startswith("#"):
+            continue
+        name, _, pinned = line.partition("==")
+        try:
+            found = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found = None
+        if found != pinned:
+            wrong.append(f"{name}=={pinned} ({'missing' if found is None else 'found ' + found})")
+    if wrong:
+        return f"{sys.executable} lacks the pinned packages {', '.join(wrong)}"
+    return None
+
+
+def _report_missing(problem, checks):
+    error = {"code": "dependency-missing", "path": "", "message": f"{problem}; {INSTALL_HINT}"}
+    if checks:
+        named = next((c for arg in sys.argv[1:] for c in checks if arg == f"--{c}" or arg.startswith(f"--{c}=")), None)
+        line = {"ok": False, "check": named or checks[0], "errors": [error]}
+        sys.stdout.write(json.dumps(line, ensure_ascii=True, separators=(",", ":")) + "\n")
+    else:
+        sys.stderr.write(json.dumps({"ok": False, "errors": [error]}, ensure_ascii=True) + "\n")
+

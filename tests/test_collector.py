@@ -14,7 +14,7 @@ from evaluator import markers, policy
 from evaluator.canonical import text_digest
 from evaluator.checks import run_initial, run_prompt, run_state
 from observe import cli
-from observe.collect import request_checkpoint, thread_classes
+from observe.collect import STATE_KEYS, request_checkpoint, thread_classes
 from simulator.fakegithub import PR_NUMBER, RUN_ID, TOKEN, USERS, at, codex_body
 from tools import samples
 
@@ -458,3 +458,9 @@ def test_thread_classes():
     assert [t["id"] for t in classes["actionable_codex_threads"]] == ["PRRT_kwDOa"]
     assert [t["id"] for t in classes["eligible_codex_threads"]] == ["PRRT_kwDOb"]
     assert classes["non_codex_rooted_threads"] == 1
+
+
+def test_the_collector_writes_the_state_keys_in_the_models_order():
+    from evaluator.models.recurring import RecurringState
+
+    assert STATE_KEYS == tuple(RecurringState.model_fields)

@@ -7,11 +7,11 @@ import copy
 import itertools
 
 import pytest
-from act.build import initial, recurring
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from act import judge
+from act.build import initial, recurring
 from act.diff import changes
 from act.errors import ActError
 from act.wakeup import checkpoint_from_prompt

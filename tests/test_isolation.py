@@ -31,6 +31,7 @@ def skill(tmp_path: Path) -> Path:
     root = tmp_path / "skill"
     for directory in CODE_DIRECTORIES:
         shutil.copytree(ROOT / directory, root / directory, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(ROOT / "requirements-runtime.lock", root / "requirements-runtime.lock")  # the scripts check it
     return root
 
 

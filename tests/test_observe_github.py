@@ -94,7 +94,7 @@ _SLEEPS: list[float] = []
 
 @pytest.fixture(scope="module")
 def shared_client(server, tmp_path_factory):
-    """One client for most tests: building a GhApi costs about half a second.
+    """One client for most tests, as one wakeup has.
 
     Its ETag cache carries over between tests, as it does between wakeups;
     that is sound because the fake's ETags are digests of the exact body.

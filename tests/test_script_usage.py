@@ -100,3 +100,25 @@ def test_text_format_lists_operations_and_shows_the_plan_as_a_section(check, pat
     expected = json.loads(run(EVALUATE, check, str(path)).stdout)
     for operation in expected["operations"]:
         assert f"    - {operation}\n" in text
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"), [("--repository", "not-a-repository"), ("--api-url", "ftp://example.invalid")]
+)
+def test_collect_state_names_the_setting_it_cannot_use(flag, value):
+    settings = {"--repository": "octo-org/hello-world", "--api-url": "https://api.github.com", flag: value}
+    completed = run(
+        COLLECT,
+        "--api-url",
+        settings["--api-url"],
+        "report",
+        "--repository",
+        settings["--repository"],
+        "--pr",
+        "7",
+        "--run-id",
+        "0" * 32,
+    )
+    error = json.loads(completed.stderr)["errors"][0]
+    assert completed.returncode == 2 and completed.stdout == ""
+    assert error["code"] == "usage-error" and flag in error["message"] and value in error["message"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 import secrets
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from evaluator import policy
 from evaluator.canonical import digest, text_digest

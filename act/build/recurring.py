@@ -10,7 +10,8 @@ digests), which the caller passes in.
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from evaluator import markers, policy
 from evaluator.canonical import digest, text_digest

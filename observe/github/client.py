@@ -1,8 +1,12 @@
-"""A fail-closed GitHub client over ghapi's ``GhApi``.
+"""A fail-closed GitHub client over ghapi's transport layer.
 
-``GhApi(owner, repo, token=..., gh_host=..., sync=True)`` sets up the
-Authorization header and the blocking transport; this wrapper adds what the
-observer needs and ghapi leaves out (references/github-observations.md):
+ghapi sends every request through fasttransport's ``SyncTransport`` (its
+``GhApi(..., sync=True)`` builds one, with GitHub's ``Accept`` header, then
+1,225 generated endpoint functions this client never calls). The client builds
+that transport alone, with the same header and our Authorization header, so a
+wakeup neither imports ghapi's OpenAPI spec nor builds its endpoints; this
+wrapper adds what the observer needs and ghapi leaves out
+(references/github-observations.md):
 
 - every list is read to its last page by following ``Link: rel="next"``
   (ghapi's own pager stops at the first empty page and ignores Link);
@@ -32,7 +36,7 @@ from typing import Any, cast
 from urllib.parse import quote, urlencode, urlsplit
 
 import httpx2
-from ghapi.all import GhApi
+from fasttransport.core import SyncTransport
 
 from evaluator import policy
 from evaluator.canonical import unique_pairs
@@ -80,8 +84,8 @@ def _item_identity(item: Any) -> Any:
     return json.dumps(item, sort_keys=True)
 
 
-def _no_debug_output(method: str, url: str, options: Mapping[str, Any]) -> None:
-    """ghapi's request callback: set, so that GHAPI_DEBUG never prints to standard output."""
+# The media type ghapi's GhApi sends with every request.
+GITHUB_ACCEPT = "application/vnd.github.v3+json"
 
 
 def split_repository(repository: str) -> tuple[str, str]:
@@ -166,31 +170,26 @@ class GitHubClient:
         self._monotonic = monotonic
         self._deadline = monotonic() + deadline_seconds
         self._cache = EtagCache(cache_dir or default_cache_dir(environ), token_identity(secret)) if use_cache else None
-        # authenticate=False: ghapi would otherwise read GITHUB_TOKEN and let
-        # GITHUB_JWT_TOKEN from the environment replace our token; the only
-        # Authorization header is the one set here. A debug callback of our own
-        # keeps GHAPI_DEBUG from printing every request to standard output.
-        self.api = GhApi(
-            self.owner,
-            self.name,
-            gh_host=self.host,
-            timeout=timeout,
-            sync=True,
-            authenticate=False,
-            debug=_no_debug_output,
-        )
-        self.api.transport.base_headers = {**self.api.transport.base_headers, "Authorization": f"token {secret}"}
+        # The transport GhApi would build, without GhApi: no environment
+        # variable of ghapi's (GITHUB_TOKEN, GITHUB_JWT_TOKEN, GHAPI_DEBUG) is
+        # ever read, and the only Authorization header is the one set here.
         # One persistent client: connection reuse, no redirects (a redirect is
         # an answer we did not ask for), and no environment proxies for
         # loopback, where an inherited HTTP(S)_PROXY would see test traffic.
-        self.api.transport.client = BoundedClient(
-            remaining=self._remaining,
-            read_timeout=timeout,
-            max_bytes=max_response_bytes,
+        # retries=0: our retry loop is the only one, with an injectable sleep.
+        self.transport = SyncTransport(
+            timeout=timeout,
+            client=BoundedClient(
+                remaining=self._remaining,
+                read_timeout=timeout,
+                max_bytes=max_response_bytes,
+                follow_redirects=False,
+                trust_env=not _is_loopback(self.host),
+            ),
+            base_headers={"Accept": GITHUB_ACCEPT, "Authorization": f"token {secret}"},
             follow_redirects=False,
-            trust_env=not _is_loopback(self.host),
+            retries=0,
         )
-        self.api.transport.retries = 0  # our retry loop is the only one, with an injectable sleep
         self._stats = dict.fromkeys(
             (
                 "requests",
@@ -226,7 +225,7 @@ class GitHubClient:
             self._stats[key] = 0
 
     def close(self) -> None:
-        self.api.transport.close()
+        self.transport.close()
 
     def get(self, path: str, query: Mapping[str, Any] | None = None, *, tolerated: tuple[int, ...] = ()) -> Reply:
         """GET one resource. A status in ``tolerated`` returns ``Reply(status, None, None)``."""
@@ -468,10 +467,8 @@ class GitHubClient:
         where = f"{method} {urlsplit(url).path}"
 
         def send() -> httpx2.Response:
-            # ghapi's sync transport answers directly; its annotations are the async base's.
-            return cast(
-                httpx2.Response, self.api.transport.request(method, url, headers=headers, json=json_body, raw=True)
-            )
+            # The sync transport answers directly; its annotations are the async base's.
+            return cast(httpx2.Response, self.transport.request(method, url, headers=headers, json=json_body, raw=True))
 
         for attempt in range(1, self.max_attempts + 1):
             self._stats["requests"] += 1

@@ -1,0 +1,348 @@
+#!/usr/bin/env python3
+"""Install, upgrade or uninstall the github-codex-pr-loop skill (standard library only).
+
+    python install.py [--codex-home DIR | --project DIR] [--upgrade | --uninstall] [--force]
+
+The skill goes to ``$CODEX_HOME/skills/github-codex-pr-loop`` (CODEX_HOME
+defaults to ~/.codex), or with ``--project DIR`` to the repository-local
+``DIR/.agents/skills/github-codex-pr-loop``. Only the runtime parts are copied
+(RUNTIME_FILES, RUNTIME_DIRECTORIES and the packages the scripts load). The
+skill gets a private environment, ``.venv`` inside it, holding exactly
+requirements-runtime.lock; the scripts re-execute into it, so nothing needs
+activating. ``.install-record.json`` records the SHA-256 of every installed
+file; upgrade and uninstall refuse a modified install unless ``--force``.
+An upgrade is built and checked beside the old install, then swapped in.
+
+``--python-env-from current`` (tests, offline machines) gives the private
+environment the installing interpreter's packages instead of downloading
+them, after checking that they hold every pinned version exactly. How the
+installed skill runs and what is pinned: references/automation-registry.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+SKILL_NAME = "github-codex-pr-loop"
+SOURCE = Path(__file__).resolve().parent
+RUNTIME_FILES = ("SKILL.md", "LICENSE", "requirements-runtime.lock")
+RUNTIME_DIRECTORIES = ("agents", "scripts", "references")
+RECORD = ".install-record.json"
+PRIVATE_ENV = ".venv"
+RECORD_FORMAT = 1
+_SKIPPED = ("__pycache__",)
+
+
+class InstallError(Exception):
+    """A refusal: printed as one line, exit 1."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if sys.version_info < (3, 11):  # noqa: UP036  (the interpreter a user happens to run)
+        print("install.py needs Python 3.11 or later", file=sys.stderr)
+        return 2
+    target = _target(args)
+    try:
+        if args.uninstall:
+            uninstall(target, force=args.force)
+            print(f"uninstalled {target}")
+        else:
+            install(target, upgrade=args.upgrade, force=args.force, env_from=args.python_env_from)
+            print(f"installed {target}")
+    except InstallError as error:
+        print(f"install.py: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="install.py", description=__doc__.split("\n\n")[0])
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--codex-home", metavar="DIR", help="Codex home (default: $CODEX_HOME, else ~/.codex)")
+    where.add_argument("--project", metavar="DIR", help="install into DIR/.agents/skills instead")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--upgrade", action="store_true", help="replace an existing install")
+    what.add_argument("--uninstall", action="store_true", help="remove exactly what was installed")
+    parser.add_argument("--force", action="store_true", help="upgrade or uninstall even a modified install")
+    parser.add_argument(
+        "--python-env-from",
+        choices=["download", "current"],
+        default="download",
+        help="where the private environment's packages come from: pip (default) or this interpreter (offline)",
+    )
+    return parser
+
+
+def _target(args: argparse.Namespace) -> Path:
+    if args.project:
+        return Path(args.project).expanduser().resolve() / ".agents" / "skills" / SKILL_NAME
+    home = args.codex_home or os.environ.get("CODEX_HOME") or str(Path.home() / ".codex")
+    return Path(home).expanduser().resolve() / "skills" / SKILL_NAME
+
+
+# --- what is installed ------------------------------------------------------
+
+
+def runtime_files(source: Path = SOURCE) -> list[str]:
+    """Every file the installed skill holds, relative POSIX paths in code-point order."""
+    files = [name for name in RUNTIME_FILES if _plain_file(source / name)]
+    if len(files) != len(RUNTIME_FILES):
+        raise InstallError(f"{source} lacks one of {', '.join(RUNTIME_FILES)}")
+    for directory in RUNTIME_DIRECTORIES + skill_packages(source):
+        files += _walk(source, directory)
+    return sorted(files)
+
+
+def skill_packages(source: Path = SOURCE) -> tuple[str, ...]:
+    """The packages the scripts load (scripts/isolation.py's PACKAGES), read without running skill code."""
+    namespace: dict = {}
+    loader = source / "scripts" / "isolation.py"
+    exec(compile(loader.read_bytes(), str(loader), "exec"), namespace)  # stdlib-only module, compiled from source
+    return tuple(sorted(namespace["PACKAGES"]))
+
+
+def _walk(source: Path, directory: str) -> list[str]:
+    top = source / directory
+    if not top.is_dir() or top.is_symlink():
+        raise InstallError(f"{top} is missing or not a plain directory")
+    found = []
+    for here, subdirectories, names in os.walk(top):
+        subdirectories[:] = sorted(name for name in subdirectories if name not in _SKIPPED)
+        for name in names:
+            path = Path(here) / name
+            if name.endswith((".pyc", ".pyo")):
+                continue
+            if not _plain_file(path):
+                raise InstallError(f"{path} is not a plain file")
+            found.append(path.relative_to(source).as_posix())
+    return found
+
+
+def _plain_file(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# --- install, upgrade, uninstall ---------------------------------------------
+
+
+def install(target: Path, *, upgrade: bool, force: bool, env_from: str) -> None:
+    if target.exists() or target.is_symlink():
+        if not upgrade:
+            raise InstallError(f"{target} exists; use --upgrade to replace it or --uninstall to remove it")
+        check_unmodified(target, force=force)
+    elif upgrade:
+        raise InstallError(f"nothing to upgrade at {target}")
+    fresh = not target.exists()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{SKILL_NAME}.new-", dir=target.parent))
+    try:
+        _build(staging, env_from)
+        # The self-check runs where the skill will live (the private
+        # environment is found from where its interpreter is).
+        if fresh:
+            os.rename(staging, target)
+        else:
+            _swap(staging, target)  # staging now holds the old install
+        try:
+            self_check(target)
+        except InstallError:
+            if fresh:
+                shutil.rmtree(target)
+            else:
+                _swap(staging, target)  # the old install goes back in place
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _build(staging: Path, env_from: str) -> None:
+    files = runtime_files()
+    for relative in files:
+        destination = staging / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SOURCE / relative, destination)
+    lock = pinned_requirements(SOURCE / "requirements-runtime.lock")
+    make_private_environment(staging / PRIVATE_ENV, lock, env_from)
+    record = {
+        "format": RECORD_FORMAT,
+        "skill": SKILL_NAME,
+        "files": {relative: file_sha256(staging / relative) for relative in files},
+        "private_environment": {
+            "directory": PRIVATE_ENV,
+            "python": ".".join(map(str, sys.version_info[:3])),
+            "packages_from": env_from,
+            "requirements": lock,
+        },
+    }
+    (staging / RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def uninstall(target: Path, *, force: bool) -> None:
+    record = check_unmodified(target, force=force)
+    for relative in record.get("files", {}):
+        (target / relative).unlink(missing_ok=True)
+    shutil.rmtree(target / PRIVATE_ENV, ignore_errors=True)
+    (target / RECORD).unlink(missing_ok=True)
+    for here, _subdirectories, _names in sorted(os.walk(target), key=lambda entry: -len(entry[0])):
+        if not os.listdir(here):
+            os.rmdir(here)
+    if target.exists():
+        left = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if not p.is_dir())
+        print(f"left in place (not installed by install.py): {', '.join(left)}", file=sys.stderr)
+
+
+def check_unmodified(target: Path, *, force: bool) -> dict:
+    """The install record, after checking the installed files still match it."""
+    try:
+        record = json.loads((target / RECORD).read_text(encoding="utf-8"))
+        files = record["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        if force:
+            return {"files": {}}
+        message = f"{target} has no readable {RECORD}: not installed by install.py (--force to go on)"
+        raise InstallError(message) from None
+    changed = [relative for relative, digest in files.items() if not _matches(target / relative, digest)]
+    present = {
+        p.relative_to(target).as_posix()
+        for p in target.rglob("*")
+        if not p.is_dir() and p.relative_to(target).parts[0] not in (PRIVATE_ENV, RECORD)
+    }
+    added = sorted(present - set(files))
+    if (changed or added) and not force:
+        detail = ", ".join(sorted(changed) + [f"{name} (added)" for name in added])
+        raise InstallError(f"{target} was modified since it was installed: {detail} (--force to go on)")
+    return record
+
+
+def _matches(path: Path, digest: str) -> bool:
+    return _plain_file(path) and file_sha256(path) == digest
+
+
+def _swap(first: Path, second: Path) -> None:
+    """Exchange two directories in one step where the kernel can (Linux renameat2), else by two renames."""
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = getattr(libc, "renameat2", None)
+        if renameat2 is not None:
+            at_fdcwd, rename_exchange = -100, 2
+            if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) == 0:
+                return
+    aside = first.with_name(first.name + ".swap")
+    os.rename(second, aside)
+    os.rename(first, second)
+    os.rename(aside, first)
+
+
+# --- the private environment -------------------------------------------------
+
+
+def pinned_requirements(lock: Path) -> list[str]:
+    lines = [line.strip() for line in lock.read_text(encoding="utf-8").splitlines()]
+    requirements = [line for line in lines if line and not line.startswith("#")]
+    if not requirements or not all("==" in line for line in requirements):
+        raise InstallError(f"{lock} must pin every requirement exactly (name==version)")
+    return requirements
+
+
+def make_private_environment(directory: Path, requirements: list[str], env_from: str) -> None:
+    if env_from == "current":
+        _check_current_environment(requirements)
+        _run([sys.executable, "-m", "venv", "--without-pip", str(directory)], "creating the private environment")
+        site_packages = _site_packages(directory)
+        paths = [path for path in sysconfig.get_paths().values() if path.endswith("site-packages")]
+        (site_packages / "_skill_packages_from_installer.pth").write_text("\n".join(sorted(set(paths))) + "\n")
+        return
+    _run([sys.executable, "-m", "venv", str(directory)], "creating the private environment")
+    python = str(directory / "bin" / "python")
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
+        handle.write("\n".join(requirements) + "\n")
+    try:
+        pip = [python, "-m", "pip", "--disable-pip-version-check", "--no-input"]
+        _run([*pip, "install", "--no-deps", "--no-compile", "--only-binary", ":all:", "-r", handle.name], "pip install")
+        _run([*pip, "check"], "pip check")
+    finally:
+        os.unlink(handle.name)
+
+
+def _check_current_environment(requirements: list[str]) -> None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    wrong = []
+    for requirement in requirements:
+        name, _, pinned = requirement.partition("==")
+        try:
+            found = version(name)
+        except PackageNotFoundError:
+            found = "none"
+        if found != pinned:
+            wrong.append(f"{requirement} (found {found})")
+    if wrong:
+        raise InstallError(f"this interpreter does not hold the pinned packages: {', '.join(wrong)}")
+
+
+def _site_packages(directory: Path) -> Path:
+    found = list((directory / "lib").glob("python3*/site-packages"))
+    if len(found) != 1:
+        raise InstallError(f"cannot find the site-packages of {directory}")
+    return found[0]
+
+
+def _run(argv: list[str], what: str) -> None:
+    result = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        output = (result.stderr or result.stdout).strip()[-2000:]
+        raise InstallError(f"{what} failed (exit {result.returncode}): {output}")
+
+
+# --- the self-check ----------------------------------------------------------
+
+
+def self_check(skill: Path) -> None:
+    """Run the installed scripts from another directory: --help, and one real offline command each."""
+    with tempfile.TemporaryDirectory(prefix="skill-check-") as elsewhere:
+        for script in sorted((skill / "scripts").glob("*.py")):
+            if script.name == "isolation.py":
+                continue
+            _expect(skill, [str(script), "--help"], elsewhere, {0})
+        answer = _expect(skill, [str(skill / "scripts" / "evaluate_state.py"), "--initial", "-"], elsewhere, {1}, "{}")
+        if json.loads(answer).get("ok") is not False:
+            raise InstallError("the installed evaluator accepted an empty document")
+        checkout = Path(elsewhere) / "checkout"
+        git = ["git", "-C", str(checkout)]
+        subprocess.run(["git", "init", "-q", str(checkout)], check=True, capture_output=True)
+        subprocess.run([*git, "remote", "add", "origin", "https://github.com/o/r.git"], check=True)
+        plain_file = os.path.realpath(shutil.which("git") or "/bin/sh")  # stands in for gh: nothing is pushed
+        command = [str(skill / "scripts" / "collect_state.py"), "--gh", plain_file, "boundary"]
+        answer = _expect(skill, [*command, "--checkout", str(checkout), "--repository", "o/r"], elsewhere, {0})
+        if "transport_url_sha256" not in answer:
+            raise InstallError("the installed collector printed no execution boundary")
+
+
+def _expect(skill: Path, argv: list[str], cwd: str, codes: set[int], stdin: str = "") -> str:
+    result = subprocess.run(
+        [sys.executable, *argv], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120, check=False
+    )
+    if result.returncode not in codes:
+        shown = " ".join(Path(a).name if a.startswith(str(skill)) else a for a in argv)
+        output = (result.stderr or result.stdout)[-1000:]
+        raise InstallError(f"self-check `{shown}` exited {result.returncode}: {output}")
+    return result.stdout
+
+
+if __name__ == "__main__":
+    sys.exit(main())

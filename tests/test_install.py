@@ -1,0 +1,214 @@
+"""install.py: the skill installs from a fresh clone, runs from its installed copy
+from any directory, upgrades and uninstalls symmetrically; every script reports
+a missing dependency as one JSON line naming the package and the install command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import distribution
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parent.parent
+SKILL = "github-codex-pr-loop"
+ENTRY_POINTS = sorted(p.name for p in (ROOT / "scripts").glob("*.py") if p.name != "isolation.py")
+VALID_INITIAL = "fixtures/initial/valid/new-pr-branch-validate-commit-push.json"
+
+
+def run(argv, cwd, stdin="", python=sys.executable, timeout=180):
+    return subprocess.run(
+        [python, *argv], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def install(clone, *args):
+    return run([str(clone / "install.py"), "--python-env-from", "current", *args], cwd=clone)
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory):
+    """A fresh clone of this repository's committed state: what a user installs from."""
+    target = tmp_path_factory.mktemp("clone") / SKILL
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(target)], check=True)
+    return target
+
+
+@pytest.fixture(scope="module")
+def installed(clone, tmp_path_factory):
+    home = tmp_path_factory.mktemp("codex-home")
+    result = install(clone, "--codex-home", str(home))
+    assert result.returncode == 0, result.stderr
+    return home / "skills" / SKILL
+
+
+def a_checkout(directory: Path) -> Path:
+    subprocess.run(["git", "init", "-q", str(directory)], check=True)
+    subprocess.run(["git", "-C", str(directory), "remote", "add", "origin", "https://github.com/o/r.git"], check=True)
+    return directory
+
+
+def test_only_the_runtime_parts_are_installed(installed):
+    packages = {"evaluator", "observe"} | ({"act"} if (ROOT / "act").is_dir() else set())
+    expected = {"SKILL.md", "LICENSE", "requirements-runtime.lock", "agents", "scripts", "references", ".venv"}
+    assert {p.name for p in installed.iterdir()} == expected | packages | {".install-record.json"}
+    assert not list(installed.rglob("__pycache__"))
+
+
+def test_the_record_holds_the_digest_of_every_installed_file(installed):
+    import hashlib
+
+    record = json.loads((installed / ".install-record.json").read_text())
+    on_disk = {
+        p.relative_to(installed).as_posix()
+        for p in installed.rglob("*")
+        if p.is_file() and p.relative_to(installed).parts[0] not in (".venv", ".install-record.json")
+    }
+    assert set(record["files"]) == on_disk
+    for relative, digest in record["files"].items():
+        assert hashlib.sha256((installed / relative).read_bytes()).hexdigest() == digest
+
+
+@pytest.mark.parametrize("script", ENTRY_POINTS)
+def test_installed_script_answers_help_from_another_directory(installed, script, tmp_path):
+    result = run([str(installed / "scripts" / script), "--help"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "usage:" in result.stdout
+
+
+def test_installed_scripts_run_real_commands_from_another_directory(installed, clone, tmp_path):
+    evaluator = str(installed / "scripts" / "evaluate_state.py")
+    evaluated = run([evaluator, "--initial", str(clone / VALID_INITIAL)], tmp_path)
+    assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
+    assert json.loads(evaluated.stdout)["ok"] is True
+    checkout = a_checkout(tmp_path / "checkout")
+    gh = os.path.realpath(sys.executable)  # any plain absolute file: nothing is pushed
+    argv = [str(installed / "scripts" / "collect_state.py"), "--gh", gh, "boundary", "--checkout", str(checkout)]
+    collected = run([*argv, "--repository", "o/r"], cwd=tmp_path)
+    assert collected.returncode == 0, collected.stderr
+    assert json.loads(collected.stdout)["git"]["credential_strategy"] == "gh-cli-https"
+
+
+def test_installed_scripts_run_in_the_private_environment(installed, tmp_path):
+    probe = "import sys; print(sys.prefix)"
+    private = run(["-c", probe], cwd=tmp_path, python=str(installed / ".venv" / "bin" / "python"))
+    assert Path(private.stdout.strip()) == installed / ".venv"
+    bare = bare_python(tmp_path)
+    result = run([str(installed / "scripts" / "evaluate_state.py"), "--initial", "-"], tmp_path, "{}", python=bare)
+    assert result.returncode == 1, result.stdout + result.stderr  # rejected by the evaluator: it loaded
+    assert json.loads(result.stdout)["ok"] is False
+
+
+def test_install_upgrade_and_uninstall_are_symmetric(clone, tmp_path):
+    home = tmp_path / "home"
+    skill = home / "skills" / SKILL
+    assert install(clone, "--codex-home", str(home)).returncode == 0
+    again = install(clone, "--codex-home", str(home))
+    assert again.returncode == 1 and "--upgrade" in again.stderr
+    (skill / "evaluator" / "policy.py").write_text("HOST = 'example.com'\n")
+    refused = install(clone, "--codex-home", str(home), "--upgrade")
+    assert refused.returncode == 1 and "evaluator/policy.py" in refused.stderr
+    assert (skill / "evaluator" / "policy.py").read_text() == "HOST = 'example.com'\n"
+    forced = install(clone, "--codex-home", str(home), "--upgrade", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert (skill / "evaluator" / "policy.py").read_bytes() == (clone / "evaluator" / "policy.py").read_bytes()
+    assert [p.name for p in skill.parent.iterdir()] == [SKILL]  # no staging or old copy left behind
+    (skill / "notes.txt").write_text("mine\n")
+    assert install(clone, "--codex-home", str(home), "--uninstall").returncode == 1
+    removed = install(clone, "--codex-home", str(home), "--uninstall", "--force")
+    assert removed.returncode == 0, removed.stderr
+    assert [p.relative_to(skill).as_posix() for p in skill.rglob("*")] == ["notes.txt"]
+    (skill / "notes.txt").unlink()
+    skill.rmdir()
+    assert install(clone, "--codex-home", str(home), "--uninstall").returncode == 1  # nothing installed
+
+
+def test_project_install_goes_to_agents_skills(clone, tmp_path):
+    result = install(clone, "--project", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    skill = tmp_path / ".agents" / "skills" / SKILL
+    assert (skill / "SKILL.md").is_file()
+    assert install(clone, "--project", str(tmp_path), "--uninstall").returncode == 0
+    assert not skill.exists()
+
+
+def bare_python(tmp_path: Path) -> str:
+    """An interpreter without the skill's dependencies: a venv of the base Python, no packages."""
+    directory = tmp_path / "bare"
+    if not directory.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(directory)], check=True)
+    return str(directory / "bin" / "python")
+
+
+@pytest.mark.parametrize("script", ENTRY_POINTS)
+def test_a_missing_dependency_is_one_json_line_naming_package_and_installer(script, tmp_path):
+    result = run([str(ROOT / "scripts" / script), "--help"], cwd=tmp_path, python=bare_python(tmp_path))
+    assert result.returncode == 2
+    lines = (result.stdout + result.stderr).splitlines()
+    assert len(lines) == 1, lines
+    error = json.loads(lines[0])
+    assert error["ok"] is False
+    [violation] = error["errors"]
+    assert violation["code"] == "dependency-missing"
+    assert "pydantic==2.14.3 (missing)" in violation["message"]
+    assert "python install.py" in violation["message"]
+
+
+def test_an_installed_skill_without_its_private_environment_says_how_to_reinstall(clone, tmp_path):
+    assert install(clone, "--codex-home", str(tmp_path)).returncode == 0
+    skill = tmp_path / "skills" / SKILL
+    import shutil
+
+    shutil.rmtree(skill / ".venv")
+    argv = [str(skill / "scripts" / "evaluate_state.py"), "--state", "-"]
+    result = run(argv, cwd=tmp_path, python=bare_python(tmp_path))
+    assert result.returncode == 2
+    line = json.loads(result.stdout)
+    assert line["check"] == "state" and line["errors"][0]["code"] == "dependency-missing"
+
+
+@pytest.mark.parametrize("script", ENTRY_POINTS)
+def test_an_unknown_flag_is_a_usage_error_that_names_it(script, tmp_path):
+    result = run([str(ROOT / "scripts" / script), "--no-such-flag"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert "--no-such-flag" in result.stdout + result.stderr
+
+
+def runtime_closure() -> dict[str, str]:
+    """pyproject's dependencies and theirs, as installed here: name -> version."""
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    found: dict[str, str] = {}
+    pending = [Requirement(text) for text in dependencies]
+    while pending:
+        requirement = pending.pop()
+        if canonicalize_name(requirement.name) in found:
+            continue
+        installed = distribution(requirement.name)
+        found[canonicalize_name(requirement.name)] = installed.version
+        for text in installed.requires or []:
+            nested = Requirement(text)
+            if nested.marker is None or nested.marker.evaluate({"extra": ""}):
+                pending.append(nested)
+    return found
+
+
+def lock_lines(name: str) -> list[str]:
+    lines = (ROOT / name).read_text().splitlines()
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def test_the_runtime_lock_is_exactly_the_runtime_closure_with_the_full_locks_versions():
+    runtime = lock_lines("requirements-runtime.lock")
+    assert set(runtime) <= set(lock_lines("requirements.lock"))
+    pinned = {canonicalize_name(line.partition("==")[0]): line.partition("==")[2] for line in runtime}
+    assert pinned == runtime_closure()
+
+
+def test_no_console_scripts_bypass_the_isolated_entry_points():
+    assert "scripts" not in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
