@@ -33,7 +33,9 @@ def initial_operations(snapshot: Mapping[str, Any]) -> list[str]:
     return operations + ["request-codex-review", "bootstrap-automation"]
 
 
-def initial_manifest(snapshot: Mapping[str, Any], *, run_id: str, mode: str, pr_title: str, pr_body: str, review_template: str) -> dict[str, Any]:
+def initial_manifest(
+    snapshot: Mapping[str, Any], *, run_id: str, mode: str, pr_title: str, pr_body: str, review_template: str
+) -> dict[str, Any]:
     if not _RUN_ID.fullmatch(run_id):
         raise ValueError("run_id must be 32 lowercase hex digits")
     template = policy.AUTOMATION_PROMPT_TEMPLATE_V1

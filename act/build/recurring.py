@@ -18,11 +18,19 @@ from evaluator.canonical import digest, text_digest
 
 
 def remediation_operations(commands: Sequence[Any]) -> list[str]:
-    return ["edit-files"] + (["run-validation"] if commands else []) + ["commit", "push", "reply-to-codex-threads", "request-codex-review", "update-automation"]
+    return (
+        ["edit-files"]
+        + (["run-validation"] if commands else [])
+        + ["commit", "push", "reply-to-codex-threads", "request-codex-review", "update-automation"]
+    )
 
 
 def finalization_operations(state: Mapping[str, Any]) -> list[str]:
-    return (["mark-draft-ready"] if state["pr_is_draft"] else []) + (["resolve-codex-threads"] if state["eligible_codex_threads"] else []) + ["delete-owned-automation"]
+    return (
+        (["mark-draft-ready"] if state["pr_is_draft"] else [])
+        + (["resolve-codex-threads"] if state["eligible_codex_threads"] else [])
+        + ["delete-owned-automation"]
+    )
 
 
 def review_template(state: Mapping[str, Any]) -> str:
@@ -111,7 +119,9 @@ def embed(
     planned[f"{kind}_manifest"] = copy.deepcopy(dict(manifest))
     planned[f"{kind}_plan_hash"] = digest(dict(manifest))
     boundary = manifest["execution"] if execution_boundary is None and kind == "remediation" else execution_boundary
-    planned["execution_boundary"] = copy.deepcopy(dict(boundary)) if kind == "remediation" and boundary is not None else None
+    planned["execution_boundary"] = (
+        copy.deepcopy(dict(boundary)) if kind == "remediation" and boundary is not None else None
+    )
     planned["approved_plan_hash"] = approved_plan_hash
     return planned
 
