@@ -68,7 +68,7 @@ GIT_CODES: Mapping[str, str] = {
     "git-http-url-config-present": "a URL-scoped http.<url>.* setting is configured (it beats -c)",
     "git-url-named-remote-present": "a remote is named like a URL",
     "git-filter-driver-unneutralizable": "a filter driver whose name cannot go in -c, so it cannot be switched off",
-    "git-remote-not-found": "no remote has the canonical GitHub URL",
+    "git-remote-not-found": "no remote points at the repository on github.com",
     "git-remote-ambiguous": "several remotes have the canonical GitHub URL",
     "git-remote-name-invalid": "a remote name that is not a plain name",
     "git-remote-url-not-canonical": "the remote URL is not exactly https://github.com/<owner>/<repo>.git",

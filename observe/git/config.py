@@ -43,6 +43,29 @@ def parse_github_https_url(url: str) -> str:
     return match.group(1)
 
 
+# The spellings of a github.com repository a checkout's remote may have. They
+# only say which remote is the pull request's; git's network traffic always
+# uses the canonical https URL (references/git-execution-boundary.md).
+_REMOTE_SPELLING = re.compile(
+    r"(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)([A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?"
+)
+
+
+def github_repository_of(url: str) -> str | None:
+    """The lowercase ``owner/repo`` a remote URL names on github.com, or None.
+
+    ``https://github.com/o/r``, with or without ``.git``, ``git@github.com:o/r.git``
+    and ``ssh://git@github.com/o/r`` all name ``o/r`` (GitHub ignores case).
+    Any other host (a GitHub Enterprise Server among them), user info, port,
+    query or path names nothing.
+    """
+    match = _REMOTE_SPELLING.fullmatch(url) if isinstance(url, str) else None
+    if match is None:
+        return None
+    repository = match.group(1).lower()
+    return repository if REPOSITORY.matches(repository) else None
+
+
 def canonical_github_url(repository: str) -> str:
     if not REPOSITORY.matches(repository):
         raise GitObservationError("git-repository-invalid", f"repository {repository!r} is not lowercase owner/repo")

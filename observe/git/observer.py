@@ -31,6 +31,7 @@ from observe.git.config import (
     ConfigEntry,
     canonical_github_url,
     filter_drivers,
+    github_repository_of,
     parse_config_listing,
     parse_github_https_url,
     refuse_uncontrollable_config,
@@ -175,7 +176,12 @@ class GitObserver:
         }
 
     def remote_name_for(self, repository: str) -> str:
-        """The one remote whose URLs are exactly the canonical https URL of ``repository``."""
+        """The one remote whose URLs all name ``repository`` on github.com, in any accepted spelling.
+
+        Which spellings name a repository: ``github_repository_of``. The remote
+        is found by what it points to; git's network traffic still goes to the
+        canonical https URL (``canonical_github_url``), never to the remote's URL.
+        """
         canonical = canonical_github_url(repository)
         remotes: dict[str, list[str]] = {}
         for entry in self._config_entries():
@@ -183,16 +189,23 @@ class GitObserver:
             name, _, variable = rest.rpartition(".")
             if section.lower() == "remote" and name and variable.lower() in ("url", "pushurl"):
                 remotes.setdefault(name, []).append(entry.value or "")
-        matches = sorted(name for name, urls in remotes.items() if canonical in urls)
+        matches = sorted(
+            name for name, urls in remotes.items() if any(github_repository_of(url) == repository for url in urls)
+        )
         if not matches:
             others = redact_credentials(", ".join(sorted(remotes)) or "none")
-            raise GitObservationError("git-remote-not-found", f"no remote has URL {canonical}; remotes: {others}")
+            message = (
+                f"no remote points at {canonical} (as https://github.com/{repository}[.git], "
+                f"git@github.com:{repository}.git or ssh://git@github.com/{repository}; github.com only, "
+                f"GitHub Enterprise Server hosts are not supported); remotes: {others}"
+            )
+            raise GitObservationError("git-remote-not-found", message)
         if len(matches) > 1:
             named = redact_credentials(", ".join(matches))
-            raise GitObservationError("git-remote-ambiguous", f"remotes {named} all have URL {canonical}")
+            raise GitObservationError("git-remote-ambiguous", f"remotes {named} all point at {canonical}")
         name = self._remote(matches[0])
-        if any(url != canonical for url in remotes[name]):
-            message = f"remote {name} also has a URL other than {canonical}"
+        if any(github_repository_of(url) != repository for url in remotes[name]):
+            message = f"remote {name} also has a URL that does not point at {canonical}"
             raise GitObservationError("git-remote-url-not-canonical", message)
         return name
 
