@@ -36,6 +36,40 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse would print and exit itself
         raise UsageError(message)
 
+    # True while the first pass runs: every nested (subcommand) parser relaxes too.
+    _first_pass = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """Name an unknown flag before any other complaint about the line.
+
+        argparse reports a missing required flag first, so a mistyped flag
+        (``--chekout``) would never be named; a first pass with nothing
+        required, here and in the subcommand's parser, finds the words no
+        parser knows (the collector's command line does the same).
+        """
+        if _Parser._first_pass:
+            return self._relaxed(args, namespace)
+        if {"-h", "--help"} & set(sys.argv[1:] if args is None else args):
+            return super().parse_known_args(args, namespace)  # help shows what is required
+        _Parser._first_pass = True
+        try:
+            _, unknown = self._relaxed(args, None)
+        finally:
+            _Parser._first_pass = False
+        if unknown:
+            raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
+        return super().parse_known_args(args, namespace)
+
+    def _relaxed(self, args: Any, namespace: Any) -> Any:
+        required = [action for action in self._actions if action.required]
+        for action in required:
+            action.required = False
+        try:
+            return super().parse_known_args(args, namespace)
+        finally:
+            for action in required:
+                action.required = True
+
 
 def _common() -> _Parser:
     common = _Parser(add_help=False, allow_abbrev=False)

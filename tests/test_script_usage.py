@@ -122,3 +122,21 @@ def test_collect_state_names_the_setting_it_cannot_use(flag, value):
     error = json.loads(completed.stderr)["errors"][0]
     assert completed.returncode == 2 and completed.stdout == ""
     assert error["code"] == "usage-error" and flag in error["message"] and value in error["message"]
+
+
+LOOP = ROOT / "scripts" / "loop.py"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["init", "--help"]])
+def test_loop_help_exits_zero(args):
+    completed = run(LOOP, *args)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.startswith("usage: loop.py")
+
+
+@pytest.mark.parametrize("args", [["init", "--initail"], ["--initail", "init"]])
+def test_loop_names_an_unknown_flag_before_missing_ones(args):
+    completed = run(LOOP, *args)
+    assert completed.returncode == 2
+    error = json.loads(completed.stdout or completed.stderr)["errors"][0]
+    assert error["code"] == "usage-error" and "--initail" in error["message"]
