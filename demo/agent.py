@@ -1,0 +1,74 @@
+"""The agent's side: every step is one real command, run as a subprocess exactly as an agent would run it.
+
+Each command gets ``--observed-at`` with the simulated time (the heartbeat
+clock is compressed, so the evaluator must judge at the World's instant, not
+the machine's), and the simulated clock moves one second between commands.
+The transcript keeps each command as typed, with the scratch directory
+shortened to ``$DEMO`` for reading.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from demo.stack import Stack
+
+ROOT = Path(__file__).resolve().parent.parent
+LOOP = ROOT / "scripts" / "loop.py"
+
+
+class Missing(Exception):
+    """A command the loop needs is not available in this checkout of the skill."""
+
+
+@dataclass
+class Agent:
+    stack: Stack
+    state_dir: str | None = None
+    transcript: list[str] = field(default_factory=list)
+    results: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def shorten(self, text: str) -> str:
+        return text.replace(str(self.stack.scratch), "$DEMO").replace(str(ROOT), "$SKILL")
+
+    def loop(self, command: str, *args: str, expect_ok: bool = True) -> dict[str, Any]:
+        """Run ``loop.py COMMAND ARGS``; its one JSON line is the answer."""
+        if not LOOP.is_file():
+            raise Missing("scripts/loop.py")
+        self.stack.world.clock.advance(timedelta(seconds=1))  # time passes between two commands
+        where = ["--state-dir", self.state_dir] if self.state_dir and command != "init" else []
+        argv = [sys.executable, str(LOOP), command, *where, *args, "--observed-at", self.stack.world.clock.iso()]
+        shown = [Path(sys.executable).name, "scripts/loop.py", command, *where, *args]
+        self.transcript.append(self.shorten(shlex.join(shown)))
+        completed = subprocess.run([*argv, *self.stack.network_flags()], env=self.stack.environment(), capture_output=True,
+                                   text=True, timeout=300, cwd=ROOT)
+        lines = completed.stdout.splitlines()
+        if completed.returncode == 2 and "invalid choice" in completed.stderr:
+            raise Missing(f"loop.py {command}")
+        if len(lines) != 1:
+            raise RuntimeError(f"loop.py {command} printed {len(lines)} lines (exit {completed.returncode}): "
+                               f"{self.shorten(completed.stderr.strip()[-400:])}")
+        result: dict[str, Any] = json.loads(lines[0])
+        self.results.append((command, result))
+        if expect_ok and not result.get("ok"):
+            raise Refused(command, result)
+        return result
+
+    def tool(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Codex's automation_update tool, called with the payload exactly as the hands printed it."""
+        self.transcript.append("automation_update " + json.dumps(payload, separators=(",", ":"))[:120])
+        return self.stack.host.automation_update(payload)
+
+
+class Refused(Exception):
+    def __init__(self, command: str, result: dict[str, Any]):
+        self.command, self.result = command, result
+        codes = ", ".join(error.get("code", "?") for error in result.get("errors", []))
+        super().__init__(f"loop.py {command} refused: {codes}")

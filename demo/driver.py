@@ -1,0 +1,283 @@
+"""One demo run: the person's local change, the approval-gated start, the bootstrap and the wakeups.
+
+The loop is driven only through ``scripts/loop.py`` (demo/agent.py) and
+Codex's automation tool with the payloads it printed. The World is touched
+directly only for other actors: Codex (scripted reviews), the person (the
+local change, the approvals by exact hash), someone else pushing over the
+head branch or closing the pull request (demo/scenarios.py).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable, TextIO
+
+from demo.agent import Agent, Missing, Refused
+from demo.stack import CHANGED_FILE, HEAD_BRANCH, REPOSITORY, Stack
+
+TITLE = "Fix the greeting"
+BODY = "The greeting said helo.\n"
+VALIDATION = ["/usr/bin/test", "-f", CHANGED_FILE]
+# Actions after which a wakeup writes nothing more (references/hands.md, "Wakeup ids").
+QUIET = {"wait", "await-approval", "done", "state-inconsistency", "report"}
+STOPS = {"stop-pr-closed", "request-timeout", "stop-max-rounds", "stop-reviewer-unavailable", "stop-recurring-finding",
+         "state-inconsistency"}
+MAX_WAKEUPS = 40
+
+
+@dataclass
+class Step:
+    at: str
+    name: str
+    action: str
+    reasons: list[str]
+    plan_hash: str | None
+
+
+@dataclass
+class Run:
+    stack: Stack
+    out: TextIO
+    hooks: dict[str, Callable[["Run"], None]] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    refusals: list[dict[str, Any]] = field(default_factory=list)
+    approvals_due: list[str] = field(default_factory=list)
+    automation_id: str | None = None
+    automation_key: str | None = None
+    pr_number: int | None = None
+    run_id: str | None = None
+    final: str | None = None
+    edits: int = 0
+    interrupted: bool = False
+    approved: set[str] = field(default_factory=set)
+    executed: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.agent = Agent(self.stack)
+        self.started = self.stack.world.clock.now
+
+    # -- printing --------------------------------------------------------------
+
+    def elapsed(self, moment: datetime | None = None) -> str:
+        seconds = int(((moment or self.stack.world.clock.now) - self.started).total_seconds())
+        return f"T+{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+    def step(self, name: str, result: dict[str, Any] | None = None, *, action: str | None = None) -> None:
+        result = result or {}
+        evaluation = result.get("evaluation") or {}
+        action = action or result.get("action") or evaluation.get("action") or ("ok" if result.get("ok", True) else "refused")
+        reasons = list(result.get("reasons") or evaluation.get("reasons") or [])
+        if not result.get("ok", True):
+            reasons = [error.get("code", "?") for error in result.get("errors", [])]
+        plan_hash = result.get("plan_hash") or result.get("initial_plan_hash")
+        self.steps.append(Step(self.elapsed(), name, action, reasons, plan_hash))
+        short = plan_hash[:12] if plan_hash else "-"
+        print(f"{self.elapsed():>11}  {name:<22} {action:<24} plan {short:<12} {','.join(reasons)}", file=self.out, flush=True)
+
+    def note(self, text: str) -> None:
+        print(f"{self.elapsed():>11}  {text}", file=self.out, flush=True)
+
+    def hook(self, name: str) -> None:
+        if name in self.hooks:
+            self.hooks[name](self)
+
+    # -- the start ---------------------------------------------------------------
+
+    def start_loop(self) -> None:
+        checkout = self.stack.checkout / CHANGED_FILE
+        checkout.write_text("print('hello')\n", encoding="utf-8")  # the person's local change
+        self.note(f"person: edited {CHANGED_FILE} in a checkout cloned from https://github.com/{REPOSITORY}")
+        made = self.agent.loop("init", "--checkout", str(self.stack.checkout), "--repository", REPOSITORY, "--base", "main",
+                               "--head", HEAD_BRANCH, "--path", CHANGED_FILE, "--command", json.dumps(VALIDATION),
+                               "--create-branch", "--commit", "--push", "--mode", "approval-gated", "--title", TITLE,
+                               "--body", BODY)
+        self.agent.state_dir, self.run_id = made["state_dir"], made["run_id"]
+        self.step("init", made, action="await-approval")
+        self.show_summary(made.get("approval_summary"))
+        self.approve(made["initial_plan_hash"])
+        self.step("rebuild", self.agent.loop("rebuild"))
+        self.hook("before-initial-execute")
+        initial = self.execute("execute (initial)")
+        self.pr_number = (initial.get("facts") or {}).get("pr_number")
+        self.hook("after-initial")
+        self.bootstrap()
+
+    def show_summary(self, summary: Any) -> None:
+        if not isinstance(summary, dict):
+            return
+        for key in ("plan_hash", "mode", "operations", "paths", "how_to_approve"):
+            if key in summary:
+                value = summary[key]
+                text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+                print(f"{'':>11}    summary {key}: {text[:110]}", file=self.out)
+
+    def approve(self, plan_hash: str) -> None:
+        """The person replies with the exact hash shown; the agent records it verbatim."""
+        self.note(f"person: approves {plan_hash}")
+        self.approved.add(plan_hash)
+        self.step("approve", self.agent.loop("approve", "--hash", plan_hash), action="approved")
+
+    def execute(self, name: str) -> dict[str, Any]:
+        result = self.agent.loop("execute")
+        performed = [p["operation"] for p in result.get("performed", [])]
+        self.step(name, result, action=",".join(performed) or "nothing")
+        return result
+
+    # -- the automation ------------------------------------------------------------
+
+    def bootstrap(self) -> None:
+        self.stack.world.clock.advance(20)  # the bootstrap is observed after the request
+        created = self.agent.loop("automation-create", "--pr", str(self.pr_number))
+        self.automation_key = created["automation_key"]
+        answer = self.agent.tool(created["payload"])
+        self.automation_id = answer["automationId"]
+        verified = self.agent.loop("verify-automation", "--id", self.automation_id)
+        self.step("automation-create", verified, action=verified["outcome"])
+        if verified["outcome"] == "created-active":  # the host saved it ACTIVE: paused before anything else
+            self.agent.tool(verified["payload"])
+            verified = self.agent.loop("verify-automation")
+            self.step("automation-pause", verified, action=verified["outcome"])
+        self.agent.tool(self.agent.loop("automation-prompt")["payload"])
+        activate = self.agent.loop("verify-automation")
+        self.step("automation-prompt", activate, action=activate["outcome"])
+        self.agent.tool(activate["payload"])
+        active = self.agent.loop("verify-automation")
+        self.step("automation-activate", active, action=active["outcome"])
+
+    def delete_automation(self) -> None:
+        self.agent.tool(self.agent.loop("automation-delete")["payload"])
+        verified = self.agent.loop("verify-automation")
+        self.step("automation-delete", verified, action=verified["outcome"])
+
+    # -- the wakeups -----------------------------------------------------------------
+
+    def run_wakeups(self) -> None:
+        for _ in range(MAX_WAKEUPS):
+            if self.final is not None:
+                return
+            due = self.stack.host.next_wakeup(self.automation_id) if self.automation_id else None
+            if due is None:
+                self.final = self.final or "no-automation"
+                return
+            self.stack.world.clock.advance_to(due)
+            woken, self.stack.woken[:] = list(self.stack.woken), []
+            for _automation, moment in woken:
+                self.note(f"heartbeat {moment.strftime('%H:%M:%S')}")
+                self.hook("wakeup")
+                self.one_wakeup()
+                if self.final is not None:
+                    return
+        self.final = "too-many-wakeups"
+
+    def one_wakeup(self) -> None:
+        for plan_hash in self.approvals_due:  # the person's reply in the thread reaches this wakeup
+            self.approve(plan_hash)
+        self.approvals_due.clear()
+        result = self.wake()
+        if result is None:
+            return
+        while True:
+            action = result["action"]
+            if action == "done":
+                self.final = "done"
+                return
+            if action in STOPS:
+                self.final = action
+                self.hook("stop")
+                return
+            if action in QUIET:
+                return
+            if action == "plan-remediation":
+                result = self.plan("plan-remediation", "--path", CHANGED_FILE)
+            elif action == "plan-finalization":
+                result = self.plan("plan-finalization")
+            elif action == "claim-plan":
+                claimed = self.agent.loop("claim")
+                self.step("claim", claimed, action=claimed.get("outcome", "claimed"))
+                self.hook("after-claim")
+                if self.final is not None or self.interrupted:
+                    self.interrupted = False
+                    return
+                result = self.wake("--continue")
+            elif action in ("execute-remediation", "execute-finalization"):
+                pending = self.pending_hash()
+                done = self.execute(action)
+                if any(p["outcome"] == "awaiting-edit" for p in done.get("performed", [])):
+                    self.scripted_fix()
+                    done = self.execute(action + " (after edit)")
+                    verified = self.agent.loop("verify-automation")
+                    self.step("verify-automation", verified, action=verified["outcome"])
+                self.agent.loop("record-executed", "--plan-hash", pending)
+                self.executed.add(pending)
+                if action == "execute-remediation":
+                    self.agent.loop("end-wakeup")
+                    return
+                result = self.wake("--continue")
+            elif action == "finish-finalization":
+                self.execute(action)
+                self.delete_automation()
+                self.agent.loop("end-wakeup")
+                self.final = "done"
+                return
+            else:
+                self.final = f"unhandled-{action}"
+                return
+            if result is None:
+                return
+
+    def wake(self, *extra: str) -> dict[str, Any] | None:
+        try:
+            result = self.agent.loop("wakeup", "--automation-key", str(self.automation_key), *extra)
+        except Refused as refused:
+            self.refusals.append(refused.result)
+            self.step("wakeup" + (" --continue" if extra else ""), refused.result)
+            self.hook("wakeup-refused")
+            return None
+        self.step("wakeup" + (" --continue" if extra else ""), result)
+        return result
+
+    def plan(self, command: str, *choices: str) -> dict[str, Any]:
+        pending = self.agent.loop("status").get("pending_plan") or {}
+        approved = pending.get("plan_hash") in self.approved and pending.get("plan_hash") not in self.executed
+        if command == "plan-remediation" and approved:
+            result = self.agent.loop(command, "--reuse-pending")
+        else:
+            result = self.agent.loop(command, *choices)
+        self.step(command, result)
+        if result["action"] == "await-approval":
+            self.show_summary(result.get("approval_summary"))
+            self.approvals_due.append(result["plan_hash"])
+        return result
+
+    def pending_hash(self) -> str:
+        return str(self.agent.loop("status")["pending_plan"]["plan_hash"])
+
+    def scripted_fix(self) -> None:
+        """The agent's one free act: the fix for Codex's finding, written in place (path records bind file identity)."""
+        self.edits += 1
+        path = self.stack.checkout / CHANGED_FILE
+        with open(path, "r+", encoding="utf-8") as handle:
+            content = handle.read()
+            handle.seek(0)
+            handle.truncate()
+            handle.write(content + f"# round {self.edits}: the greeting is printed once\n")
+        self.note(f"agent: edited {CHANGED_FILE} in place (the fix for the finding)")
+
+    # -- the whole run ---------------------------------------------------------------
+
+    def run(self) -> str:
+        try:
+            self.start_loop()
+            self.run_wakeups()
+        except Missing as missing:
+            self.missing.append(str(missing))
+            self.final = "missing"
+        except Refused as refused:
+            self.refusals.append(refused.result)
+            self.step(refused.command, refused.result)
+            self.final = f"refused-{refused.command}"
+            self.hook("refused")
+        return str(self.final)

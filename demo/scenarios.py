@@ -1,0 +1,102 @@
+"""The demo's scenarios: the happy path and the safe stops, each with what Codex and the other actors do.
+
+Each scenario names the outcome it must reach (``expect``). The hooks model
+only other actors: someone else pushing over the head branch, someone closing
+the pull request, a second wakeup starting while the first is still running,
+the planned file swapped for a symlink before it is staged.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Callable
+
+from demo.stack import CHANGED_FILE, HEAD_BRANCH, NAME, OWNER
+
+FINDING = {"kind": "findings", "findings": [{"priority": "P2", "path": CHANGED_FILE, "line": 1,
+                                              "title": "Print the greeting once",
+                                              "text": "The greeting should be printed exactly once."}]}
+
+
+@dataclass
+class Scenario:
+    name: str
+    summary: str
+    codex: list[Any]
+    expect: str
+    hooks: dict[str, Callable[[Any], None]] = field(default_factory=dict)
+
+
+def _force_push(run: Any) -> None:
+    """Someone else replaces the head branch with a commit of their own on the base (a force-push)."""
+    world = run.stack.world
+    repository = world.repository(OWNER, NAME)
+    base = repository.tip("main")
+    sha = repository.bare.commit(HEAD_BRANCH, {CHANGED_FILE: "print('hi')\n"}, "Someone else's change", world.clock.now, parents=[base])
+    world.notice_push(OWNER, NAME)
+    run.note(f"someone else: force-pushed {HEAD_BRANCH} to {sha[:12]}")
+
+
+def _close(run: Any) -> None:
+    run.stack.world.update_pull_request(OWNER, NAME, run.pr_number, {"state": "closed"})
+    run.note(f"someone else: closed pull request #{run.pr_number}")
+
+
+def _once(name: str, action: Callable[[Any], None]) -> Callable[[Any], None]:
+    done: list[bool] = []
+
+    def hook(run: Any) -> None:
+        if not done:
+            done.append(True)
+            action(run)
+    return hook
+
+
+def _overlap(run: Any) -> None:
+    """A second wakeup starts while the first has claimed its plan and not finished."""
+    run.note("a second wakeup starts while the first is still running")
+    run.wake()
+    run.note("the first wakeup stops part-way; it is ended, and the claim it left is another wakeup's from now on")
+    run.agent.loop("end-wakeup", "--reason", "stopped-part-way")
+    run.stack.world.clock.advance(timedelta(seconds=1))
+
+
+def _overlap_after_claim(run: Any) -> None:
+    _overlap(run)
+    run.interrupted = True
+
+
+def _symlink(run: Any) -> None:
+    """After validation, the planned file becomes a symlink to a file with the same content."""
+    executed = []
+    while True:
+        result = run.agent.loop("execute", "--one")
+        operations = [p["operation"] for p in result.get("performed", [])]
+        executed += operations
+        run.step("execute --one", result, action=",".join(operations) or "nothing")
+        if "run-validation" in operations or not operations:
+            break
+    path = run.stack.checkout / CHANGED_FILE
+    target = run.stack.scratch / "elsewhere.py"
+    target.write_bytes(path.read_bytes())
+    path.unlink()
+    os.symlink(target, path)
+    run.note(f"someone: replaced {CHANGED_FILE} with a symlink before staging")
+
+
+SCENARIOS = {
+    "happy": Scenario("happy", "a finding, a fix, a clean review, finalization; the automation deleted", [FINDING, "clean"], "done"),
+    "timeout": Scenario("timeout", "Codex never answers: the request times out", ["silence"], "request-timeout"),
+    "usage-limit": Scenario("usage-limit", "Codex replies with its usage-limit message", ["usage_limit"],
+                            "stop-reviewer-unavailable"),
+    "force-push": Scenario("force-push", "someone else force-pushes the head branch", [FINDING, "clean"], "state-inconsistency",
+                           {"after-initial": _force_push}),
+    "pr-closed": Scenario("pr-closed", "someone closes the pull request", [FINDING, "clean"], "stop-pr-closed",
+                          {"after-initial": _close}),
+    "overlap": Scenario("overlap", "two overlapping wakeups: the second is refused, the claim left is abandoned",
+                        [FINDING, "clean"], "state-inconsistency", {"after-claim": _once("overlap", _overlap_after_claim)}),
+    "symlink": Scenario("symlink", "the planned file is swapped for a symlink before staging", [FINDING, "clean"],
+                        "refused-execute", {"before-initial-execute": _symlink}),
+}

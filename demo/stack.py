@@ -1,0 +1,104 @@
+"""The simulated world the demo runs in, reached exactly as the real one is.
+
+A World (GitHub's state, bare git repositories) behind the HTTPS front with its
+own CA, git smart HTTP for pushes and clones, the ``gh`` stand-in as git's
+credential helper, a Codex automation host on the World's clock, and a user
+checkout cloned over https. Nothing is switched into a simulation mode: the
+commands only get ``--https-proxy`` and ``--ca-file``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simulator.app import GitHubApp
+from simulator.automations import AutomationHost
+from simulator.front import API_HOST, GIT_HOST, Front, LoopbackServer
+from simulator.gh import install_gh
+from simulator.git_http import GitSmartHttp
+from simulator.world import World
+
+OWNER, NAME = "octo-org", "gadgets"
+REPOSITORY = f"{OWNER}/{NAME}"
+# A token of the simulated GitHub only; it never leaves the scratch directory.
+TOKEN = "ghp_demoLoopOwnerToken0000000000000000000"
+HEAD_BRANCH = "fix/greeting"
+CHANGED_FILE = "src/app.py"
+FILES = {"README.md": "# gadgets\n", CHANGED_FILE: "print('helo')\n"}
+
+
+def git(cwd: Path, *args: str) -> str:
+    """git with no user or system configuration, so the demo is the same on every machine."""
+    environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1",
+                   "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0"}
+    completed = subprocess.run(["git", *args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=60)
+    if completed.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args[:1])} failed: {completed.stderr.strip()}")
+    return completed.stdout.strip()
+
+
+@dataclass
+class Stack:
+    scratch: Path
+    world: World
+    front: Front
+    servers: list[LoopbackServer]
+    gh: Path
+    host: AutomationHost
+    checkout: Path
+    woken: list[Any] = field(default_factory=list)
+
+    @property
+    def registry(self) -> Path:
+        return self.host.root
+
+    def network_flags(self) -> list[str]:
+        return ["--https-proxy", self.front.proxy_url, "--ca-file", str(self.front.ca_file), "--gh", str(self.gh),
+                "--registry", str(self.registry)]
+
+    def environment(self) -> dict[str, str]:
+        """What each command sees: no token in the environment, state and caches inside the scratch directory."""
+        return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.scratch / "home"),
+                "XDG_STATE_HOME": str(self.scratch / "state"), "XDG_CACHE_HOME": str(self.scratch / "cache"),
+                "CODEX_HOME": str(self.host.codex_home), "LANG": "C.UTF-8"}
+
+    def remote_tip(self, branch: str) -> str | None:
+        return self.world.repository(OWNER, NAME).tip(branch)
+
+    def pulls(self) -> list[dict[str, Any]]:
+        repository = self.world.repository(OWNER, NAME)
+        return [self.world.pull_request(OWNER, NAME, number) for number in sorted(repository.pulls)]
+
+    def comments(self, number: int) -> list[dict[str, Any]]:
+        return list(self.world._issue(self.world.repository(OWNER, NAME), number))
+
+    def stop(self) -> None:
+        self.front.stop()
+        for server in self.servers:
+            server.stop()
+        self.world.close()
+
+
+def start(scratch: Path) -> Stack:
+    """Start the simulated GitHub and clone the user's checkout from it over https."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    (scratch / "home").mkdir(exist_ok=True)
+    world = World(scratch / "world")
+    world.add_token(TOKEN, "loop-owner")
+    world.create_repository(OWNER, NAME, files=dict(FILES))
+    git_app = GitSmartHttp(world.git_repository_path, TOKEN, on_push=world.notice_push)
+    servers = [LoopbackServer(git_app).start(), LoopbackServer(GitHubApp(world)).start()]
+    front = Front({GIT_HOST: servers[0].address, API_HOST: servers[1].address}, scratch / "front").start()
+    gh = install_gh(scratch / "bin", TOKEN)
+    stack = Stack(scratch, world, front, servers, gh, None, scratch / "checkout")  # type: ignore[arg-type]
+    stack.host = AutomationHost(scratch / "codex", world.clock, on_wakeup=lambda record, now: stack.woken.append((record["id"], now)))
+    network = ["-c", f"http.proxy={front.proxy_url}", "-c", f"http.sslCAInfo={front.ca_file}", "-c", "credential.helper=",
+               "-c", f"credential.https://github.com.helper=!{gh} auth git-credential"]
+    git(scratch, *network, "clone", "-q", f"https://github.com/{REPOSITORY}.git", str(stack.checkout))
+    git(stack.checkout, "config", "user.name", "Loop Owner")
+    git(stack.checkout, "config", "user.email", "loop-owner@example.invalid")
+    return stack
