@@ -36,6 +36,8 @@ class Agent:
     results: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     def shorten(self, text: str) -> str:
+        if self.state_dir:
+            text = text.replace(self.state_dir, "$STATE")
         return text.replace(str(self.stack.scratch), "$DEMO").replace(str(ROOT), "$SKILL")
 
     def loop(self, command: str, *args: str, expect_ok: bool = True) -> dict[str, Any]:

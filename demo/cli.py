@@ -66,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     reached = run.final == scenario.expect and not run.missing
     print(f"\nsummary: scenario {scenario.name} ended in {run.final} (expected {scenario.expect}); {len(run.steps)} steps, "
           f"{len(run.agent.transcript)} commands, {run.elapsed()} simulated, {time.monotonic() - began:.1f} s wall")
+    if run.cleanup_outcome:
+        print(f"cleanup after the stop: {run.cleanup_outcome}")
     for missing in run.missing:
         print(f"missing: {missing} is not available in this checkout; the loop could not go on", file=sys.stdout)
     return 0 if reached else 1

@@ -18,10 +18,11 @@ from demo.agent import Agent, Missing, Refused
 from demo.stack import CHANGED_FILE, HEAD_BRANCH, REPOSITORY, Stack
 
 TITLE = "Fix the greeting"
-BODY = "The greeting said helo.\n"
+BODY = "The greeting said helo."
 VALIDATION = ["/usr/bin/test", "-f", CHANGED_FILE]
 # Actions after which a wakeup writes nothing more (references/hands.md, "Wakeup ids").
 QUIET = {"wait", "await-approval", "done", "state-inconsistency", "report"}
+CLEANUP_STOPS = {"stop-pr-closed", "request-timeout", "stop-max-rounds", "stop-reviewer-unavailable", "stop-recurring-finding"}
 STOPS = {"stop-pr-closed", "request-timeout", "stop-max-rounds", "stop-reviewer-unavailable", "stop-recurring-finding",
          "state-inconsistency"}
 MAX_WAKEUPS = 40
@@ -52,6 +53,7 @@ class Run:
     final: str | None = None
     edits: int = 0
     interrupted: bool = False
+    cleanup_outcome: str | None = None
     approved: set[str] = field(default_factory=set)
     executed: set[str] = field(default_factory=set)
 
@@ -101,6 +103,7 @@ class Run:
         self.step("rebuild", self.agent.loop("rebuild"))
         self.hook("before-initial-execute")
         initial = self.execute("execute (initial)")
+        self.executed.add(made["initial_plan_hash"])
         self.pr_number = (initial.get("facts") or {}).get("pr_number")
         self.hook("after-initial")
         self.bootstrap()
@@ -152,6 +155,19 @@ class Run:
         verified = self.agent.loop("verify-automation")
         self.step("automation-delete", verified, action=verified["outcome"])
 
+    def cleanup(self) -> None:
+        """A cleanup stop: the automation is deleted only if the hands permit it; nothing else is written."""
+        try:
+            payload = self.agent.loop("automation-delete")["payload"]
+        except Refused as refused:
+            self.step("automation-delete", refused.result)
+            self.cleanup_outcome = "refused: " + ",".join(e.get("code", "?") for e in refused.result.get("errors", []))
+            return
+        self.agent.tool(payload)
+        verified = self.agent.loop("verify-automation")
+        self.step("automation-delete", verified, action=verified["outcome"])
+        self.cleanup_outcome = verified["outcome"]
+
     # -- the wakeups -----------------------------------------------------------------
 
     def run_wakeups(self) -> None:
@@ -179,6 +195,7 @@ class Run:
         result = self.wake()
         if result is None:
             return
+        claimed = False
         while True:
             action = result["action"]
             if action == "done":
@@ -186,17 +203,21 @@ class Run:
                 return
             if action in STOPS:
                 self.final = action
-                self.hook("stop")
+                if action in CLEANUP_STOPS:
+                    self.cleanup()
                 return
             if action in QUIET:
+                if claimed:  # this wakeup posted a claim: it ends it explicitly, or the next wakeup is refused
+                    self.agent.loop("end-wakeup")
                 return
             if action == "plan-remediation":
                 result = self.plan("plan-remediation", "--path", CHANGED_FILE)
             elif action == "plan-finalization":
                 result = self.plan("plan-finalization")
             elif action == "claim-plan":
-                claimed = self.agent.loop("claim")
-                self.step("claim", claimed, action=claimed.get("outcome", "claimed"))
+                answer = self.agent.loop("claim")
+                claimed = True
+                self.step("claim", answer, action=answer.get("outcome", "claimed"))
                 self.hook("after-claim")
                 if self.final is not None or self.interrupted:
                     self.interrupted = False
@@ -234,14 +255,18 @@ class Run:
         except Refused as refused:
             self.refusals.append(refused.result)
             self.step("wakeup" + (" --continue" if extra else ""), refused.result)
-            self.hook("wakeup-refused")
+            if "wakeup-refused" in self.hooks:
+                self.hook("wakeup-refused")
+            else:
+                self.final = "refused-wakeup"
             return None
         self.step("wakeup" + (" --continue" if extra else ""), result)
         return result
 
     def plan(self, command: str, *choices: str) -> dict[str, Any]:
         pending = self.agent.loop("status").get("pending_plan") or {}
-        approved = pending.get("plan_hash") in self.approved and pending.get("plan_hash") not in self.executed
+        approved = (pending.get("kind") == "remediation" and pending.get("plan_hash") in self.approved
+                    and pending.get("plan_hash") not in self.executed)
         if command == "plan-remediation" and approved:
             result = self.agent.loop(command, "--reuse-pending")
         else:

@@ -1,0 +1,122 @@
+"""The demo's scenarios end to end: each runs the loop's real commands against the simulator, as ``python -m demo`` does.
+
+Each test asserts the exact sequence of actions the evaluator gave, and the
+final GitHub, git and registry state: one comment per write (no duplicate),
+nothing written after a stop, the automation deleted exactly when the
+action table says. A checkout of the skill that lacks a command of the loop
+must say which one and exit 1, never claim the loop reached its end.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from demo import cli
+from demo.agent import LOOP
+from demo.scenarios import SCENARIOS
+from demo.stack import HEAD_BRANCH, TOKEN
+
+CLAIM = re.compile(r"github-codex-pr-loop-claim ")
+
+
+def run(tmp_path, name):
+    out = io.StringIO()
+    stack_box = {}
+    original = cli.start
+
+    def keep(scratch):
+        stack_box["stack"] = original(scratch)
+        return stack_box["stack"]
+
+    cli.start = keep
+    try:
+        result = cli.run_scenario(SCENARIOS[name], tmp_path / "run", out)
+    finally:
+        cli.start = original
+    assert TOKEN not in out.getvalue()
+    return result, stack_box["stack"], out.getvalue()
+
+
+def actions(result):
+    return [(step.name, step.action) for step in result.steps if step.name.startswith(("wakeup", "plan-", "claim"))]
+
+
+def owner_comments(stack, number):
+    return [c["body"] for c in stack.comments(number) if c["user"]["login"] == "loop-owner"]
+
+
+def test_help_names_every_scenario_and_the_exit_status(capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--help"])
+    assert exited.value.code == 0
+    text = capsys.readouterr().out
+    assert all(name in text for name in SCENARIOS) and "exit status" in text
+
+
+def test_a_usage_error_exits_2(capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--scenario", "nonsense"])
+    assert exited.value.code == 2
+
+
+def _missing_or(result):
+    """Where the loop's commands are not all here, the demo names the missing one and ends there."""
+    if result.missing:
+        assert result.final == "missing" and result.missing[0].startswith("loop.py") or result.missing == ["scripts/loop.py"]
+        return True
+    return False
+
+
+def test_the_happy_path_reaches_done(tmp_path):
+    result, stack, _ = run(tmp_path, "happy")
+    if _missing_or(result):
+        assert not LOOP.is_file() or result.missing[0] != "scripts/loop.py"
+        return
+    assert result.final == "done"
+    assert actions(result) == [
+        ("wakeup", "wait"), ("wakeup", "plan-remediation"), ("plan-remediation", "await-approval"),
+        ("wakeup", "plan-remediation"), ("plan-remediation", "claim-plan"), ("claim", "written"),
+        ("wakeup --continue", "execute-remediation"),
+        ("wakeup", "wait"), ("wakeup", "plan-finalization"), ("plan-finalization", "await-approval"),
+        ("wakeup", "plan-finalization"), ("plan-finalization", "claim-plan"), ("claim", "written"),
+        ("wakeup --continue", "execute-finalization"), ("wakeup --continue", "plan-finalization"),
+        ("plan-finalization", "await-approval"),
+        ("wakeup", "plan-finalization"), ("plan-finalization", "claim-plan"), ("claim", "written"),
+        ("wakeup --continue", "finish-finalization"),
+    ]
+    (pull,) = stack.pulls()
+    assert pull["draft"] is False and pull["state"] == "open"
+    bodies = owner_comments(stack, pull["number"])
+    assert len(bodies) == len(set(bodies))  # no duplicate write
+    assert sum(1 for body in bodies if CLAIM.search(body)) == 3  # one claim per executed plan
+    assert stack.remote_tip(HEAD_BRANCH) == pull["head"]["sha"]
+    assert stack.host.read(result.automation_id) is None  # deleted, by the last step only
+    assert [s.name for s in result.steps][-1] == "automation-delete"
+
+
+@pytest.mark.parametrize("name", ["timeout", "usage-limit", "pr-closed", "force-push"])
+def test_a_stop_writes_nothing_after_it(tmp_path, name):
+    result, stack, _ = run(tmp_path, name)
+    if _missing_or(result):
+        return
+    assert result.final == SCENARIOS[name].expect
+    stop_index = next(i for i, (command, answer) in enumerate(result.agent.results)
+                      if answer.get("action") == result.final)
+    after = [command for command, _ in result.agent.results[stop_index + 1:]]
+    assert not {"execute", "claim", "approve", "plan-remediation", "plan-finalization"} & set(after)
+    pulls = stack.pulls()
+    assert len(pulls) == 1
+    bodies = owner_comments(stack, pulls[0]["number"])
+    assert len(bodies) == len(set(bodies)) and not any(CLAIM.search(body) for body in bodies)
+
+
+def test_the_symlink_swap_stops_before_staging(tmp_path):
+    result, stack, _ = run(tmp_path, "symlink")
+    if _missing_or(result):
+        return
+    assert result.final == "refused-execute"
+    assert stack.remote_tip(HEAD_BRANCH) is None and stack.pulls() == []  # nothing pushed, no pull request
+    assert result.automation_id is None
