@@ -49,14 +49,22 @@ class Agent:
         argv = [sys.executable, str(LOOP), command, *where, *args, "--observed-at", self.stack.world.clock.iso()]
         shown = [Path(sys.executable).name, "scripts/loop.py", command, *where, *args]
         self.transcript.append(self.shorten(shlex.join(shown)))
-        completed = subprocess.run([*argv, *self.stack.network_flags()], env=self.stack.environment(), capture_output=True,
-                                   text=True, timeout=300, cwd=ROOT)
+        completed = subprocess.run(
+            [*argv, *self.stack.network_flags()],
+            env=self.stack.environment(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=ROOT,
+        )
         lines = completed.stdout.splitlines()
         if completed.returncode == 2 and "invalid choice" in completed.stderr:
             raise Missing(f"loop.py {command}")
         if len(lines) != 1:
-            raise RuntimeError(f"loop.py {command} printed {len(lines)} lines (exit {completed.returncode}): "
-                               f"{self.shorten(completed.stderr.strip()[-400:])}")
+            raise RuntimeError(
+                f"loop.py {command} printed {len(lines)} lines (exit {completed.returncode}): "
+                f"{self.shorten(completed.stderr.strip()[-400:])}"
+            )
         result: dict[str, Any] = json.loads(lines[0])
         self.results.append((command, result))
         if expect_ok and not result.get("ok"):

@@ -26,11 +26,13 @@ DELAY_SECONDS = 180  # Codex answers three simulated minutes after a request
 def parser() -> argparse.ArgumentParser:
     lines = "\n".join(f"  {s.name:<12} {s.summary} (expects {s.expect})" for s in SCENARIOS.values())
     made = argparse.ArgumentParser(
-        prog="python -m demo", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="python -m demo",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a whole approval-gated github-codex-pr-loop locally against the simulated GitHub, Codex and "
-                    "automation host. Needs no network, no token and no Codex install.",
+        "automation host. Needs no network, no token and no Codex install.",
         epilog=f"scenarios:\n{lines}\n\nexit status: 0 when the scenario reached its expected end (done, or the "
-               "documented stop with no write after it), 1 otherwise, 2 for a usage error.")
+        "documented stop with no write after it), 1 otherwise, 2 for a usage error.",
+    )
     made.add_argument("--scenario", choices=sorted(SCENARIOS), default="happy", help="which run (default: happy)")
     made.add_argument("--keep", metavar="DIR", help="run in DIR and keep it (default: a temporary directory, removed)")
     made.add_argument("--quiet", action="store_true", help="print only the summary")
@@ -64,8 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     for line in run.agent.transcript:
         print(f"  {line}", file=out)
     reached = run.final == scenario.expect and not run.missing
-    print(f"\nsummary: scenario {scenario.name} ended in {run.final} (expected {scenario.expect}); {len(run.steps)} steps, "
-          f"{len(run.agent.transcript)} commands, {run.elapsed()} simulated, {time.monotonic() - began:.1f} s wall")
+    print(
+        f"\nsummary: scenario {scenario.name} ended in {run.final} (expected {scenario.expect}); "
+        f"{len(run.steps)} steps, {len(run.agent.transcript)} commands, {run.elapsed()} simulated, "
+        f"{time.monotonic() - began:.1f} s wall"
+    )
     if run.cleanup_outcome:
         print(f"cleanup after the stop: {run.cleanup_outcome}")
     for missing in run.missing:

@@ -10,9 +10,10 @@ head branch or closing the pull request (demo/scenarios.py).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 from demo.agent import Agent, Missing, Refused
 from demo.stack import CHANGED_FILE, HEAD_BRANCH, REPOSITORY, Stack
@@ -22,9 +23,21 @@ BODY = "The greeting said helo."
 VALIDATION = ["/usr/bin/test", "-f", CHANGED_FILE]
 # Actions after which a wakeup writes nothing more (references/hands.md, "Wakeup ids").
 QUIET = {"wait", "await-approval", "done", "state-inconsistency", "report"}
-CLEANUP_STOPS = {"stop-pr-closed", "request-timeout", "stop-max-rounds", "stop-reviewer-unavailable", "stop-recurring-finding"}
-STOPS = {"stop-pr-closed", "request-timeout", "stop-max-rounds", "stop-reviewer-unavailable", "stop-recurring-finding",
-         "state-inconsistency"}
+CLEANUP_STOPS = {
+    "stop-pr-closed",
+    "request-timeout",
+    "stop-max-rounds",
+    "stop-reviewer-unavailable",
+    "stop-recurring-finding",
+}
+STOPS = {
+    "stop-pr-closed",
+    "request-timeout",
+    "stop-max-rounds",
+    "stop-reviewer-unavailable",
+    "stop-recurring-finding",
+    "state-inconsistency",
+}
 MAX_WAKEUPS = 40
 
 
@@ -41,7 +54,7 @@ class Step:
 class Run:
     stack: Stack
     out: TextIO
-    hooks: dict[str, Callable[["Run"], None]] = field(default_factory=dict)
+    hooks: dict[str, Callable[[Run], None]] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     refusals: list[dict[str, Any]] = field(default_factory=list)
@@ -54,6 +67,7 @@ class Run:
     edits: int = 0
     interrupted: bool = False
     cleanup_outcome: str | None = None
+    claimed: bool = False
     approved: set[str] = field(default_factory=set)
     executed: set[str] = field(default_factory=set)
 
@@ -70,14 +84,23 @@ class Run:
     def step(self, name: str, result: dict[str, Any] | None = None, *, action: str | None = None) -> None:
         result = result or {}
         evaluation = result.get("evaluation") or {}
-        action = action or result.get("action") or evaluation.get("action") or ("ok" if result.get("ok", True) else "refused")
+        action = (
+            action
+            or result.get("action")
+            or evaluation.get("action")
+            or ("ok" if result.get("ok", True) else "refused")
+        )
         reasons = list(result.get("reasons") or evaluation.get("reasons") or [])
         if not result.get("ok", True):
             reasons = [error.get("code", "?") for error in result.get("errors", [])]
         plan_hash = result.get("plan_hash") or result.get("initial_plan_hash")
         self.steps.append(Step(self.elapsed(), name, action, reasons, plan_hash))
         short = plan_hash[:12] if plan_hash else "-"
-        print(f"{self.elapsed():>11}  {name:<22} {action:<24} plan {short:<12} {','.join(reasons)}", file=self.out, flush=True)
+        print(
+            f"{self.elapsed():>11}  {name:<22} {action:<24} plan {short:<12} {','.join(reasons)}",
+            file=self.out,
+            flush=True,
+        )
 
     def note(self, text: str) -> None:
         print(f"{self.elapsed():>11}  {text}", file=self.out, flush=True)
@@ -92,10 +115,30 @@ class Run:
         checkout = self.stack.checkout / CHANGED_FILE
         checkout.write_text("print('hello')\n", encoding="utf-8")  # the person's local change
         self.note(f"person: edited {CHANGED_FILE} in a checkout cloned from https://github.com/{REPOSITORY}")
-        made = self.agent.loop("init", "--checkout", str(self.stack.checkout), "--repository", REPOSITORY, "--base", "main",
-                               "--head", HEAD_BRANCH, "--path", CHANGED_FILE, "--command", json.dumps(VALIDATION),
-                               "--create-branch", "--commit", "--push", "--mode", "approval-gated", "--title", TITLE,
-                               "--body", BODY)
+        made = self.agent.loop(
+            "init",
+            "--checkout",
+            str(self.stack.checkout),
+            "--repository",
+            REPOSITORY,
+            "--base",
+            "main",
+            "--head",
+            HEAD_BRANCH,
+            "--path",
+            CHANGED_FILE,
+            "--command",
+            json.dumps(VALIDATION),
+            "--create-branch",
+            "--commit",
+            "--push",
+            "--mode",
+            "approval-gated",
+            "--title",
+            TITLE,
+            "--body",
+            BODY,
+        )
         self.agent.state_dir, self.run_id = made["state_dir"], made["run_id"]
         self.step("init", made, action="await-approval")
         self.show_summary(made.get("approval_summary"))
@@ -192,62 +235,69 @@ class Run:
         for plan_hash in self.approvals_due:  # the person's reply in the thread reaches this wakeup
             self.approve(plan_hash)
         self.approvals_due.clear()
+        self.claimed = False
         result = self.wake()
-        if result is None:
-            return
-        claimed = False
-        while True:
-            action = result["action"]
-            if action == "done":
-                self.final = "done"
-                return
-            if action in STOPS:
-                self.final = action
-                if action in CLEANUP_STOPS:
-                    self.cleanup()
-                return
-            if action in QUIET:
-                if claimed:  # this wakeup posted a claim: it ends it explicitly, or the next wakeup is refused
-                    self.agent.loop("end-wakeup")
-                return
-            if action == "plan-remediation":
-                result = self.plan("plan-remediation", "--path", CHANGED_FILE)
-            elif action == "plan-finalization":
-                result = self.plan("plan-finalization")
-            elif action == "claim-plan":
-                answer = self.agent.loop("claim")
-                claimed = True
-                self.step("claim", answer, action=answer.get("outcome", "claimed"))
-                self.hook("after-claim")
-                if self.final is not None or self.interrupted:
-                    self.interrupted = False
-                    return
-                result = self.wake("--continue")
-            elif action in ("execute-remediation", "execute-finalization"):
-                pending = self.pending_hash()
-                done = self.execute(action)
-                if any(p["outcome"] == "awaiting-edit" for p in done.get("performed", [])):
-                    self.scripted_fix()
-                    done = self.execute(action + " (after edit)")
-                    verified = self.agent.loop("verify-automation")
-                    self.step("verify-automation", verified, action=verified["outcome"])
-                self.agent.loop("record-executed", "--plan-hash", pending)
-                self.executed.add(pending)
-                if action == "execute-remediation":
-                    self.agent.loop("end-wakeup")
-                    return
-                result = self.wake("--continue")
-            elif action == "finish-finalization":
-                self.execute(action)
-                self.delete_automation()
+        while result is not None:
+            result = self.respond(result["action"])
+
+    def respond(self, action: str) -> dict[str, Any] | None:
+        """Do what the action says; the next answer within this wakeup, or None when the wakeup is over."""
+        if action == "done":
+            self.final = "done"
+            return None
+        if action in STOPS:
+            self.final = action
+            if action in CLEANUP_STOPS:
+                self.cleanup()
+            return None
+        if action in QUIET:
+            if self.claimed:  # this wakeup posted a claim: it ends it explicitly, or the next wakeup is refused
                 self.agent.loop("end-wakeup")
-                self.final = "done"
-                return
-            else:
-                self.final = f"unhandled-{action}"
-                return
-            if result is None:
-                return
+            return None
+        handlers: dict[str, Callable[[str], dict[str, Any] | None]] = {
+            "plan-remediation": lambda _: self.plan("plan-remediation", "--path", CHANGED_FILE),
+            "plan-finalization": lambda _: self.plan("plan-finalization"),
+            "claim-plan": self.claim,
+            "execute-remediation": self.execute_plan,
+            "execute-finalization": self.execute_plan,
+            "finish-finalization": self.finish,
+        }
+        if action not in handlers:
+            self.final = f"unhandled-{action}"
+            return None
+        return handlers[action](action)
+
+    def claim(self, _action: str) -> dict[str, Any] | None:
+        answer = self.agent.loop("claim")
+        self.claimed = True
+        self.step("claim", answer, action=answer.get("outcome", "claimed"))
+        self.hook("after-claim")
+        if self.final is not None or self.interrupted:
+            self.interrupted = False
+            return None
+        return self.wake("--continue")
+
+    def execute_plan(self, action: str) -> dict[str, Any] | None:
+        pending = self.pending_hash()
+        done = self.execute(action)
+        if any(p["outcome"] == "awaiting-edit" for p in done.get("performed", [])):
+            self.scripted_fix()
+            self.execute(action + " (after edit)")
+            verified = self.agent.loop("verify-automation")
+            self.step("verify-automation", verified, action=verified["outcome"])
+        self.agent.loop("record-executed", "--plan-hash", pending)
+        self.executed.add(pending)
+        if action == "execute-remediation":
+            self.agent.loop("end-wakeup")
+            return None
+        return self.wake("--continue")  # phase two of a finalization is planned in the same wakeup
+
+    def finish(self, action: str) -> None:
+        self.execute(action)
+        self.delete_automation()
+        self.agent.loop("end-wakeup")
+        self.final = "done"
+        return None
 
     def wake(self, *extra: str) -> dict[str, Any] | None:
         try:
@@ -265,8 +315,11 @@ class Run:
 
     def plan(self, command: str, *choices: str) -> dict[str, Any]:
         pending = self.agent.loop("status").get("pending_plan") or {}
-        approved = (pending.get("kind") == "remediation" and pending.get("plan_hash") in self.approved
-                    and pending.get("plan_hash") not in self.executed)
+        approved = (
+            pending.get("kind") == "remediation"
+            and pending.get("plan_hash") in self.approved
+            and pending.get("plan_hash") not in self.executed
+        )
         if command == "plan-remediation" and approved:
             result = self.agent.loop(command, "--reuse-pending")
         else:

@@ -9,15 +9,25 @@ the planned file swapped for a symlink before it is staged.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any
 
 from demo.stack import CHANGED_FILE, HEAD_BRANCH, NAME, OWNER
 
-FINDING = {"kind": "findings", "findings": [{"priority": "P2", "path": CHANGED_FILE, "line": 1,
-                                              "title": "Print the greeting once",
-                                              "text": "The greeting should be printed exactly once."}]}
+FINDING = {
+    "kind": "findings",
+    "findings": [
+        {
+            "priority": "P2",
+            "path": CHANGED_FILE,
+            "line": 1,
+            "title": "Print the greeting once",
+            "text": "The greeting should be printed exactly once.",
+        }
+    ],
+}
 
 
 @dataclass
@@ -34,7 +44,9 @@ def _force_push(run: Any) -> None:
     world = run.stack.world
     repository = world.repository(OWNER, NAME)
     base = repository.tip("main")
-    sha = repository.bare.commit(HEAD_BRANCH, {CHANGED_FILE: "print('hi')\n"}, "Someone else's change", world.clock.now, parents=[base])
+    sha = repository.bare.commit(
+        HEAD_BRANCH, {CHANGED_FILE: "print('hi')\n"}, "Someone else's change", world.clock.now, parents=[base]
+    )
     world.notice_push(OWNER, NAME)
     run.note(f"someone else: force-pushed {HEAD_BRANCH} to {sha[:12]}")
 
@@ -51,6 +63,7 @@ def _once(name: str, action: Callable[[Any], None]) -> Callable[[Any], None]:
         if not done:
             done.append(True)
             action(run)
+
     return hook
 
 
@@ -87,16 +100,39 @@ def _symlink(run: Any) -> None:
 
 
 SCENARIOS = {
-    "happy": Scenario("happy", "a finding, a fix, a clean review, finalization; the automation deleted", [FINDING, "clean"], "done"),
+    "happy": Scenario(
+        "happy", "a finding, a fix, a clean review, finalization; the automation deleted", [FINDING, "clean"], "done"
+    ),
     "timeout": Scenario("timeout", "Codex never answers: the request times out", ["silence"], "request-timeout"),
-    "usage-limit": Scenario("usage-limit", "Codex replies with its usage-limit message", ["usage_limit"],
-                            "stop-reviewer-unavailable"),
-    "force-push": Scenario("force-push", "someone else force-pushes the head branch", [FINDING, "clean"], "state-inconsistency",
-                           {"wakeup": _once("force-push", _force_push)}),
-    "pr-closed": Scenario("pr-closed", "someone closes the pull request", [FINDING, "clean"], "stop-pr-closed",
-                          {"wakeup": _once("close", _close)}),
-    "overlap": Scenario("overlap", "two overlapping wakeups: the second is refused, the claim left is abandoned",
-                        [FINDING, "clean"], "state-inconsistency", {"after-claim": _once("overlap", _overlap_after_claim)}),
-    "symlink": Scenario("symlink", "the planned file is swapped for a symlink before staging", [FINDING, "clean"],
-                        "refused-execute", {"before-initial-execute": _symlink}),
+    "usage-limit": Scenario(
+        "usage-limit", "Codex replies with its usage-limit message", ["usage_limit"], "stop-reviewer-unavailable"
+    ),
+    "force-push": Scenario(
+        "force-push",
+        "someone else force-pushes the head branch",
+        [FINDING, "clean"],
+        "state-inconsistency",
+        {"wakeup": _once("force-push", _force_push)},
+    ),
+    "pr-closed": Scenario(
+        "pr-closed",
+        "someone closes the pull request",
+        [FINDING, "clean"],
+        "stop-pr-closed",
+        {"wakeup": _once("close", _close)},
+    ),
+    "overlap": Scenario(
+        "overlap",
+        "two overlapping wakeups: the second is refused, the claim left is abandoned",
+        [FINDING, "clean"],
+        "state-inconsistency",
+        {"after-claim": _once("overlap", _overlap_after_claim)},
+    ),
+    "symlink": Scenario(
+        "symlink",
+        "the planned file is swapped for a symlink before staging",
+        [FINDING, "clean"],
+        "refused-execute",
+        {"before-initial-execute": _symlink},
+    ),
 }

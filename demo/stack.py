@@ -33,8 +33,13 @@ FILES = {"README.md": "# gadgets\n", CHANGED_FILE: "print('helo')\n"}
 
 def git(cwd: Path, *args: str) -> str:
     """git with no user or system configuration, so the demo is the same on every machine."""
-    environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1",
-                   "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0"}
+    environment = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(cwd),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+    }
     completed = subprocess.run(["git", *args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=60)
     if completed.returncode != 0:
         raise RuntimeError(f"git {' '.join(args[:1])} failed: {completed.stderr.strip()}")
@@ -57,14 +62,27 @@ class Stack:
         return self.host.root
 
     def network_flags(self) -> list[str]:
-        return ["--https-proxy", self.front.proxy_url, "--ca-file", str(self.front.ca_file), "--gh", str(self.gh),
-                "--registry", str(self.registry)]
+        return [
+            "--https-proxy",
+            self.front.proxy_url,
+            "--ca-file",
+            str(self.front.ca_file),
+            "--gh",
+            str(self.gh),
+            "--registry",
+            str(self.registry),
+        ]
 
     def environment(self) -> dict[str, str]:
         """What each command sees: no token in the environment, state and caches inside the scratch directory."""
-        return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.scratch / "home"),
-                "XDG_STATE_HOME": str(self.scratch / "state"), "XDG_CACHE_HOME": str(self.scratch / "cache"),
-                "CODEX_HOME": str(self.host.codex_home), "LANG": "C.UTF-8"}
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.scratch / "home"),
+            "XDG_STATE_HOME": str(self.scratch / "state"),
+            "XDG_CACHE_HOME": str(self.scratch / "cache"),
+            "CODEX_HOME": str(self.host.codex_home),
+            "LANG": "C.UTF-8",
+        }
 
     def remote_tip(self, branch: str) -> str | None:
         return self.world.repository(OWNER, NAME).tip(branch)
@@ -95,9 +113,19 @@ def start(scratch: Path) -> Stack:
     front = Front({GIT_HOST: servers[0].address, API_HOST: servers[1].address}, scratch / "front").start()
     gh = install_gh(scratch / "bin", TOKEN)
     stack = Stack(scratch, world, front, servers, gh, None, scratch / "checkout")  # type: ignore[arg-type]
-    stack.host = AutomationHost(scratch / "codex", world.clock, on_wakeup=lambda record, now: stack.woken.append((record["id"], now)))
-    network = ["-c", f"http.proxy={front.proxy_url}", "-c", f"http.sslCAInfo={front.ca_file}", "-c", "credential.helper=",
-               "-c", f"credential.https://github.com.helper=!{gh} auth git-credential"]
+    stack.host = AutomationHost(
+        scratch / "codex", world.clock, on_wakeup=lambda record, now: stack.woken.append((record["id"], now))
+    )
+    network = [
+        "-c",
+        f"http.proxy={front.proxy_url}",
+        "-c",
+        f"http.sslCAInfo={front.ca_file}",
+        "-c",
+        "credential.helper=",
+        "-c",
+        f"credential.https://github.com.helper=!{gh} auth git-credential",
+    ]
     git(scratch, *network, "clone", "-q", f"https://github.com/{REPOSITORY}.git", str(stack.checkout))
     git(stack.checkout, "config", "user.name", "Loop Owner")
     git(stack.checkout, "config", "user.email", "loop-owner@example.invalid")

@@ -1,4 +1,4 @@
-"""The demo's scenarios end to end: each runs the loop's real commands against the simulator, as ``python -m demo`` does.
+"""The demo's scenarios end to end: each runs the loop's real commands against the simulator, as ``python -m demo``.
 
 Each test asserts the exact sequence of actions the evaluator gave, and the
 final GitHub, git and registry state: one comment per write (no duplicate),
@@ -65,7 +65,11 @@ def test_a_usage_error_exits_2(capsys):
 def _missing_or(result):
     """Where the loop's commands are not all here, the demo names the missing one and ends there."""
     if result.missing:
-        assert result.final == "missing" and result.missing[0].startswith("loop.py") or result.missing == ["scripts/loop.py"]
+        assert (
+            result.final == "missing"
+            and result.missing[0].startswith("loop.py")
+            or result.missing == ["scripts/loop.py"]
+        )
         return True
     return False
 
@@ -77,14 +81,25 @@ def test_the_happy_path_reaches_done(tmp_path):
         return
     assert result.final == "done"
     assert actions(result) == [
-        ("wakeup", "wait"), ("wakeup", "plan-remediation"), ("plan-remediation", "await-approval"),
-        ("wakeup", "plan-remediation"), ("plan-remediation", "claim-plan"), ("claim", "written"),
+        ("wakeup", "wait"),
+        ("wakeup", "plan-remediation"),
+        ("plan-remediation", "await-approval"),
+        ("wakeup", "plan-remediation"),
+        ("plan-remediation", "claim-plan"),
+        ("claim", "written"),
         ("wakeup --continue", "execute-remediation"),
-        ("wakeup", "wait"), ("wakeup", "plan-finalization"), ("plan-finalization", "await-approval"),
-        ("wakeup", "plan-finalization"), ("plan-finalization", "claim-plan"), ("claim", "written"),
-        ("wakeup --continue", "execute-finalization"), ("wakeup --continue", "plan-finalization"),
+        ("wakeup", "wait"),
+        ("wakeup", "plan-finalization"),
         ("plan-finalization", "await-approval"),
-        ("wakeup", "plan-finalization"), ("plan-finalization", "claim-plan"), ("claim", "written"),
+        ("wakeup", "plan-finalization"),
+        ("plan-finalization", "claim-plan"),
+        ("claim", "written"),
+        ("wakeup --continue", "execute-finalization"),
+        ("wakeup --continue", "plan-finalization"),
+        ("plan-finalization", "await-approval"),
+        ("wakeup", "plan-finalization"),
+        ("plan-finalization", "claim-plan"),
+        ("claim", "written"),
         ("wakeup --continue", "finish-finalization"),
     ]
     (pull,) = stack.pulls()
@@ -103,9 +118,10 @@ def test_a_stop_writes_nothing_after_it(tmp_path, name):
     if _missing_or(result):
         return
     assert result.final == SCENARIOS[name].expect
-    stop_index = next(i for i, (command, answer) in enumerate(result.agent.results)
-                      if answer.get("action") == result.final)
-    after = [command for command, _ in result.agent.results[stop_index + 1:]]
+    stop_index = next(
+        i for i, (command, answer) in enumerate(result.agent.results) if answer.get("action") == result.final
+    )
+    after = [command for command, _ in result.agent.results[stop_index + 1 :]]
     assert not {"execute", "claim", "approve", "plan-remediation", "plan-finalization"} & set(after)
     pulls = stack.pulls()
     assert len(pulls) == 1
