@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 from demo.stack import CHANGED_FILE, HEAD_BRANCH, NAME, OWNER
@@ -70,10 +69,10 @@ def _once(name: str, action: Callable[[Any], None]) -> Callable[[Any], None]:
 def _overlap(run: Any) -> None:
     """A second wakeup starts while the first has claimed its plan and not finished."""
     run.note("a second wakeup starts while the first is still running")
-    run.wake()
+    second = run.agent.loop("wakeup", "--automation-key", str(run.automation_key), expect_ok=False)
+    run.step("wakeup (second)", second)
     run.note("the first wakeup stops part-way; it is ended, and the claim it left is another wakeup's from now on")
     run.agent.loop("end-wakeup", "--reason", "stopped-part-way")
-    run.stack.world.clock.advance(timedelta(seconds=1))
 
 
 def _overlap_after_claim(run: Any) -> None:
