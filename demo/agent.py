@@ -66,6 +66,9 @@ class Agent:
                 f"{self.shorten(completed.stderr.strip()[-400:])}"
             )
         result: dict[str, Any] = json.loads(lines[0])
+        messages = " ".join(str(error.get("message", "")) for error in result.get("errors", []))
+        if completed.returncode == 2 and f"invalid choice: '{command}'" in messages:
+            raise Missing(f"loop.py {command}")
         self.results.append((command, result))
         if expect_ok and not result.get("ok"):
             raise Refused(command, result)
