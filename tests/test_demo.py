@@ -136,3 +136,18 @@ def test_the_symlink_swap_stops_before_staging(tmp_path):
     assert result.final == "refused-execute"
     assert stack.remote_tip(HEAD_BRANCH) is None and stack.pulls() == []  # nothing pushed, no pull request
     assert result.automation_id is None
+
+
+def test_an_overlapping_wakeup_is_refused_and_the_left_claim_is_never_executed(tmp_path):
+    result, stack, _ = run(tmp_path, "overlap")
+    if _missing_or(result):
+        return
+    assert result.final == "state-inconsistency"
+    second = next(step for step in result.steps if step.name == "wakeup (second)")
+    assert (second.action, second.reasons) == ("refused", ["wakeup-claim-open"])
+    commands = [command for command, _ in result.agent.results]
+    assert "execute" not in commands  # the claimed remediation was never carried out
+    (pull,) = stack.pulls()
+    claims = [body for body in owner_comments(stack, pull["number"]) if CLAIM.search(body)]
+    assert len(claims) == 1
+    assert stack.host.read(result.automation_id) is not None  # an inconsistency is reported, not cleaned up
