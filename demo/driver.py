@@ -302,6 +302,9 @@ class Run:
     def wake(self, *extra: str) -> dict[str, Any] | None:
         try:
             result = self.agent.loop("wakeup", "--automation-key", str(self.automation_key), *extra)
+        except RuntimeError as failed:  # a command that broke its one-JSON-line contract
+            self.note(f"failed: {failed}")
+            self.final = "failed"
         except Refused as refused:
             self.refusals.append(refused.result)
             self.step("wakeup" + (" --continue" if extra else ""), refused.result)
@@ -353,6 +356,9 @@ class Run:
         except Missing as missing:
             self.missing.append(str(missing))
             self.final = "missing"
+        except RuntimeError as failed:  # a command that broke its one-JSON-line contract
+            self.note(f"failed: {failed}")
+            self.final = "failed"
         except Refused as refused:
             self.refusals.append(refused.result)
             self.step(refused.command, refused.result)
