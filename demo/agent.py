@@ -69,6 +69,8 @@ class Agent:
         messages = " ".join(str(error.get("message", "")) for error in result.get("errors", []))
         if completed.returncode == 2 and f"invalid choice: '{command}'" in messages:
             raise Missing(f"loop.py {command}")
+        if completed.returncode == 2 and "unrecognized arguments: --https-proxy" in messages:
+            raise Missing(f"loop.py {command} --https-proxy/--ca-file (the route to the simulated github.com)")
         self.results.append((command, result))
         if expect_ok and not result.get("ok"):
             raise Refused(command, result)
