@@ -20,7 +20,7 @@ import json
 import os
 import sys
 
-PACKAGES = frozenset({"evaluator", "observe"})
+PACKAGES = frozenset({"evaluator", "observe", "act"})
 
 
 class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
