@@ -37,9 +37,11 @@ from observe.errors import REGISTRY_CODES, ObserveError
 
 TOML_NAME = "automation.toml"
 
-# Fields Codex writes: the documented ones plus kind, model and reasoning_effort,
-# which desktop-created automations carry; without them every real automation
-# would be reported as having unknown fields.
+# Every key Codex writes into automation.toml. kind, model and
+# reasoning_effort come with desktop-created automations; target_thread_id
+# (and destination, the create call's way of naming the current thread) with
+# every heartbeat. Without them every real automation, and so the loop's own
+# heartbeat, would read as drift.
 _STRING_FIELDS = (
     "id",
     "name",
@@ -50,6 +52,8 @@ _STRING_FIELDS = (
     "model",
     "reasoning_effort",
     "execution_environment",
+    "target_thread_id",
+    "destination",
 )
 _KNOWN_FIELDS = frozenset(_STRING_FIELDS + ("version", "cwds", "created_at", "updated_at"))
 # Without these a record cannot be judged as a loop automation at all.

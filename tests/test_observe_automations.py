@@ -362,3 +362,35 @@ def test_rrule_property_name_is_removed_and_nothing_else(tmp_path):
     assert _schedule("rrule:FREQ=MINUTELY;INTERVAL=2") == "rrule:FREQ=MINUTELY;INTERVAL=2"
     assert _schedule("RRULE:RRULE:FREQ=MINUTELY") == "RRULE:FREQ=MINUTELY"
     assert _schedule(None) is None
+
+
+def test_real_heartbeat_records_with_every_key_codex_writes_are_owned_and_clean(registry: Path) -> None:
+    # A heartbeat as Codex saves it: every key it writes, target_thread_id included.
+    heartbeat = loop_fields(
+        "github-codex-pr-loop-octo-widgets-12",
+        status="ACTIVE",
+        rrule="RRULE:" + policy.HEARTBEAT_RRULE,
+        kind="heartbeat",
+        model="gpt-5.4",
+        reasoning_effort="high",
+        target_thread_id="019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b",
+    )
+    assert set(heartbeat) == {
+        "version", "id", "kind", "name", "prompt", "status", "rrule", "model", "reasoning_effort",
+        "execution_environment", "cwds", "created_at", "updated_at", "target_thread_id",
+    }
+    write_automation(registry, "github-codex-pr-loop-octo-widgets-12", **heartbeat)
+    # The same stub as the create call describes it, with destination = "thread".
+    write_automation(registry, "stub-thread", **loop_fields("stub-thread", kind="heartbeat", destination="thread"))
+    observations = read_registry(registry)
+    assert [o.unknown_fields for o in observations] == [(), ()]
+    records = owned_automations(registry, KEY)
+    assert [r["id"] for r in records] == ["github-codex-pr-loop-octo-widgets-12", "stub-thread"]
+    assert all(r["problem"] is None and r["readable"] for r in records)
+    assert records[0]["rrule"] == policy.HEARTBEAT_RRULE and records[0]["status"] == "ACTIVE"
+
+
+@pytest.mark.parametrize("field", ["target_thread_id", "destination"])
+def test_heartbeat_fields_must_be_strings(registry: Path, field: str) -> None:
+    write_automation(registry, "loop", **loop_fields("loop", **{field: 7}))
+    assert only(owned_automations(registry, KEY))["problem"] == "automation-field-wrong-type"
