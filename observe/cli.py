@@ -4,6 +4,7 @@
                               [--command JSON...] [--create-branch] [--commit] [--push]
     collect_state.py prompt   --initial DOC --pr N --automation-id ID --checkout DIR [--registry DIR]
     collect_state.py state    --checkpoint PROMPT_DOC --checkout DIR --wakeup-id HEX [--registry DIR]
+                              [--approved-hash HEX]
     collect_state.py report   --repository O/R --pr N --run-id HEX
     collect_state.py boundary --checkout DIR --repository O/R [--risk-acceptance-sha256 HEX]
     collect_state.py recheck-paths --checkout DIR --document DOC
@@ -32,6 +33,7 @@ from observe import collect
 from observe.errors import ObserveError, UsageError
 
 _HEX32 = re.compile(r"[0-9a-f]{32}")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -120,6 +122,7 @@ def _parser() -> _Parser:
     state.add_argument("--checkout", required=True, metavar="DIR", help="the git checkout")
     state.add_argument("--wakeup-id", required=True, metavar="HEX", help="32 lowercase hex digits, new for each wakeup")
     state.add_argument("--registry", metavar="DIR", help="the Codex automation registry (default: the user's)")
+    state.add_argument("--approved-hash", metavar="HEX", help="the plan hash the user approved, carried as approved_plan_hash")
 
     report = commands.add_parser("report", help="a report-only state of a pull request (never plans a write)")
     report.add_argument("--repository", required=True, metavar="O/R", help="the GitHub repository, owner/name")
@@ -193,12 +196,15 @@ def _collect(args: argparse.Namespace, settings: collect.Settings) -> dict[str, 
         )
     if args.subcommand == "state":
         wakeup_id = _hex32(args.wakeup_id, "--wakeup-id")
+        if args.approved_hash is not None and not _HEX64.fullmatch(args.approved_hash):
+            raise UsageError("--approved-hash must be 64 lowercase hex digits")
         return collect.wakeup(
             settings,
             checkpoint_path=args.checkpoint,
             checkout=args.checkout,
             wakeup_id=wakeup_id,
             registry=args.registry,
+            approved_plan_hash=args.approved_hash,
         )
     if args.subcommand == "report":
         run_id = _hex32(args.run_id, "--run-id")

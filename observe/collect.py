@@ -169,13 +169,47 @@ def prompt(
 
 
 def wakeup(
-    settings: Settings, *, checkpoint_path: str, checkout: str, wakeup_id: str, registry: str | None
+    settings: Settings,
+    *,
+    checkpoint_path: str,
+    checkout: str,
+    wakeup_id: str,
+    registry: str | None,
+    approved_plan_hash: str | None = None,
 ) -> dict[str, Any]:
     """The recurring state of one wakeup, against the checkpoint that ``--prompt`` accepted."""
     boot = load_document(checkpoint_path).get("bootstrap_snapshot")
     if not isinstance(boot, dict) or not isinstance(boot.get("state"), dict):
         message = f"{checkpoint_path}: the checkpoint must be the prompt document that --prompt accepted"
         raise CollectionError("checkpoint-invalid", message)
+    return wakeup_from_checkpoint(
+        settings,
+        bootstrap_snapshot=boot,
+        checkout=checkout,
+        wakeup_id=wakeup_id,
+        registry=registry,
+        approved_plan_hash=approved_plan_hash,
+    )
+
+
+def wakeup_from_checkpoint(
+    settings: Settings,
+    *,
+    bootstrap_snapshot: dict[str, Any],
+    checkout: str,
+    wakeup_id: str,
+    registry: str | None,
+    approved_plan_hash: str | None = None,
+) -> dict[str, Any]:
+    """The same, from the bootstrap snapshot itself (the JSON on the automation prompt's third line).
+
+    ``approved_plan_hash`` is the user's approval recorded since an earlier
+    wakeup (references/hands.md, "Approval between wakeups"); the evaluator
+    alone decides whether it names the plan embedded later.
+    """
+    boot = bootstrap_snapshot
+    if not isinstance(boot.get("state"), dict):
+        raise CollectionError("checkpoint-invalid", "the checkpoint carries no bootstrap state")
     checkpoint = boot["state"]
     repository, pr_number, run_id = checkpoint["repository"], checkpoint["pr_number"], checkpoint["run_id"]
     with ExitStack() as stack:
@@ -190,6 +224,7 @@ def wakeup(
             current_remote_name=_remote_or_none(git, repository),
             observed_at=settings.observed_at,
             wakeup_id=wakeup_id,
+            approved_plan_hash=approved_plan_hash,
         )
 
 
@@ -401,8 +436,9 @@ def wakeup_state(
     current_remote_name: str | None,
     observed_at: datetime,
     wakeup_id: str,
+    approved_plan_hash: str | None = None,
 ) -> dict[str, Any]:
-    """The recurring state of one wakeup: the checkpoint's identity, fresh observations."""
+    """The recurring state of one wakeup: the checkpoint's identity, fresh observations, an approval carried over."""
     checkpoint = bootstrap_snapshot["state"]
     key = markers.automation_key(
         checkpoint["host"], checkpoint["repository"], checkpoint["pr_number"], checkpoint["run_id"]
@@ -436,6 +472,7 @@ def wakeup_state(
         **_observed(github, observed_at),
         "automations": sorted(automations, key=lambda record: record["id"]),
         **_NO_PLAN,
+        "approved_plan_hash": approved_plan_hash,
     }
     return _ordered(state)
 

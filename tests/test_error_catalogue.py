@@ -1,4 +1,4 @@
-"""references/errors.md lists every error code the evaluator and the git observer can emit, and nothing else.
+"""references/errors.md lists every error code the evaluator, the git observer and the hands can emit, and nothing else.
 
 Codes are collected from the source, not from a list someone keeps: every
 code literal given to Violation, PydanticCustomError, the parser's _Reject or
@@ -16,12 +16,12 @@ from evaluator.models.common import _TYPE_ERRORS
 from tests.helpers import FIXTURES, ROOT, load
 
 CATALOGUE = ROOT / "references" / "errors.md"
-SOURCES = sorted((ROOT / "evaluator").rglob("*.py"))
+SOURCES = sorted((ROOT / "evaluator").rglob("*.py")) + sorted((ROOT / "act").rglob("*.py"))
 # Git observation codes reach users through the collector; they are catalogued too (section 10).
 GIT_SOURCES = sorted((ROOT / "observe" / "git").rglob("*.py"))
 
 _CODE = r"([a-z0-9]+(?:-[a-z0-9]+)+)"
-EMITTING_CALL = re.compile(r"\b(?:Violation|PydanticCustomError|_Reject|_format)\(\s*\"" + _CODE + '"')
+EMITTING_CALL = re.compile(r"\b(?:Violation|PydanticCustomError|_Reject|_format|ActError)\(\s*\"" + _CODE + '"')
 BEFORE_POINTER = re.compile('"' + _CODE + r'",\s*(?:at|pointer)\(')
 FSTRING_CODE = re.compile(r'Violation\(\s*f"([a-z0-9{}_-]+)"')
 CODE_CELL = re.compile(r"^\|\s*`" + _CODE + r"`\s*\|", re.MULTILINE)

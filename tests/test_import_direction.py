@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.helpers import ROOT
 
-PROJECT = ("evaluator", "observe", "simulator", "tools", "bench", "scripts", "tests")
+PROJECT = ("evaluator", "observe", "act", "simulator", "tools", "bench", "scripts", "tests")
 
 # module prefix -> project modules it may import (besides its own prefix)
 ALLOWED = {
@@ -31,7 +31,8 @@ ALLOWED = {
     # Extracts GitHub's contract for what the simulator serves and the observer sends.
     "tools.extract_github_contract": ("tools", "simulator", "observe"),
     "bench": ("evaluator", "observe", "simulator", "tools"),
-    "scripts": ("evaluator", "observe"),
+    "act": ("evaluator", "observe"),  # the hands; nothing imports them
+    "scripts": ("evaluator", "observe", "act"),
 }
 
 
@@ -67,7 +68,7 @@ def within(name: str, prefix: str) -> bool:
 
 def test_every_room_imports_only_what_it_may():
     offences = []
-    for room in ("evaluator", "observe", "simulator", "tools", "bench", "scripts"):
+    for room in ("evaluator", "observe", "act", "simulator", "tools", "bench", "scripts"):
         for path in sorted((ROOT / room).rglob("*.py")):
             module = module_name(path)
             prefix, allowed = rule_for(module)

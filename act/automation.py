@@ -1,0 +1,224 @@
+"""The loop's automation, managed: exact ``automation_update`` payloads, and a registry check after each.
+
+The agent passes each payload to Codex's ``automation_update`` tool as is,
+then runs ``loop.py verify-automation``, which reads the registry and says
+what to do next. The automation is a heartbeat in the loop's own thread
+(``destination: "thread"``), so a person's reply there reaches the next
+wakeup. Sequence, payloads and every verify outcome: references/hands.md.
+
+Stages recorded in ``automation.json`` (each set when its payload is emitted,
+or when verify confirms it): create-requested -> stub-paused (or
+stub-active -> pause-requested -> stub-paused) -> prompt-requested ->
+prompt-verified -> activate-requested -> active -> delete-requested -> deleted;
+prompt-rejected when the evaluator refuses the bootstrap.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from act import judge, sources, statedir
+from act.command import Command, Context
+from act.errors import ActError, UsageError
+from evaluator import policy
+from evaluator.canonical import text_digest
+
+INERT_PROMPT = "Inert github-codex-pr-loop stub; do nothing."
+
+
+def create_payload(key: str) -> dict[str, Any]:
+    return {
+        "mode": "create",
+        "kind": "heartbeat",
+        "destination": "thread",
+        "name": key,
+        "prompt": INERT_PROMPT,
+        "rrule": policy.HEARTBEAT_RRULE,
+        "status": "PAUSED",
+    }
+
+
+def update_payload(automation_id: str, **changes: str) -> dict[str, Any]:
+    return {"mode": "update", "id": automation_id, **changes}
+
+
+def delete_payload(automation_id: str) -> dict[str, Any]:
+    return {"mode": "delete", "id": automation_id}
+
+
+# --- state --------------------------------------------------------------------------------
+
+
+def _record(directory: statedir.StateDir) -> dict[str, Any]:
+    record = directory.read_optional(statedir.AUTOMATION)
+    if record is None:
+        raise ActError("automation-not-started", "no automation was requested for this loop; start with `loop.py automation-create`", path="/automation")
+    return record
+
+
+def _save(directory: statedir.StateDir, record: dict[str, Any], stage: str) -> dict[str, Any]:
+    record = {**record, "stage": stage, "history": record.get("history", []) + [{"stage": stage, "at": statedir.now_text()}]}
+    directory.write(statedir.AUTOMATION, record)
+    return record
+
+
+def _require_stage(record: dict[str, Any], *stages: str) -> None:
+    if record["stage"] not in stages:
+        raise ActError("automation-stage-mismatch", f"the automation is at stage {record['stage']}; this step needs {' or '.join(stages)}", path="/automation/stage")
+
+
+# --- automation-create ---------------------------------------------------------------------
+
+
+def _configure_create(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pr", type=int, metavar="N", help="the pull request number (a reused PR's is known already)")
+
+
+def run_create(ctx: Context) -> dict[str, Any]:
+    directory = ctx.state_dir()
+    intent = directory.read(statedir.INTENT)
+    pr_number = ctx.args.pr if ctx.args.pr is not None else intent["reuse_pr_number"]
+    if pr_number is None or pr_number <= 0:
+        raise UsageError("name the new pull request with --pr N")
+    if intent["reuse_pr_number"] is not None and pr_number != intent["reuse_pr_number"]:
+        raise ActError("intent-pr-mismatch", f"the plan reuses #{intent['reuse_pr_number']}, not #{pr_number}", path="/pr")
+    if directory.exists(statedir.AUTOMATION):
+        raise ActError("automation-already-requested", f"an automation was already requested for this loop (stage {_record(directory)['stage']})", path="/automation")
+    key = policy.automation_key(policy.HOST, intent["repository"], pr_number, intent["run_id"])
+    record = {"key": key, "pr_number": pr_number, "id": None, "inert_prompt_sha256": text_digest(INERT_PROMPT), "rendered_prompt_sha256": None}
+    _save(directory, record, "create-requested")
+    return {
+        "automation_key": key,
+        "payload": create_payload(key),
+        "next": "call automation_update with this payload exactly, then run `loop.py verify-automation --id ID` with the automationId it answers",
+    }
+
+
+# --- automation-prompt ---------------------------------------------------------------------
+
+
+def run_prompt(ctx: Context) -> dict[str, Any]:
+    directory = ctx.state_dir()
+    intent = directory.read(statedir.INTENT)
+    record = _record(directory)
+    _require_stage(record, "stub-paused")
+    document = sources.prompt_document(ctx.world, directory.file(statedir.INITIAL), record["pr_number"], record["id"], intent["checkout"])
+    directory.write("prompt-candidate.json", document)
+    verdict = judge.evaluate("prompt", document)
+    if not verdict.accepted:
+        _save(directory, record, "prompt-rejected")
+        raise ActError(
+            "prompt-rejected",
+            "the evaluator did not accept the bootstrap: the loop never started; do not update or activate the stub; "
+            "delete the PAUSED stub with `loop.py automation-delete` and report the errors",
+            details={"evaluation": verdict.result},
+        )
+    result = verdict.result
+    directory.write(statedir.PROMPT, document)
+    record["rendered_prompt_sha256"] = result["rendered_prompt_sha256"]
+    _save(directory, record, "prompt-requested")
+    return {
+        "automation_key": result["automation_key"],
+        "rendered_prompt_sha256": result["rendered_prompt_sha256"],
+        "payload": update_payload(record["id"], prompt=result["rendered_prompt"]),
+        "next": "call automation_update with this payload exactly (the prompt is three lines, no trailing newline), then `loop.py verify-automation`",
+    }
+
+
+# --- automation-delete ---------------------------------------------------------------------
+
+
+def run_delete(ctx: Context) -> dict[str, Any]:
+    directory = ctx.state_dir()
+    record = _record(directory)
+    last = directory.read_optional(statedir.LAST_RESULT) or {}
+    permitted_by_evaluator = record["id"] is not None and last.get("delete_automation_id") == record["id"]
+    if not (permitted_by_evaluator or record["stage"] == "prompt-rejected"):
+        raise ActError(
+            "automation-delete-not-permitted",
+            "only an emitted finish-finalization or cleanup stop naming this automation (delete_automation_id), "
+            "or a bootstrap the evaluator rejected, permits deleting it",
+            path="/automation",
+        )
+    _save(directory, record, "delete-requested")
+    return {"payload": delete_payload(record["id"]), "next": "call automation_update with this payload exactly, then `loop.py verify-automation`"}
+
+
+# --- verify-automation ---------------------------------------------------------------------
+
+
+def _configure_verify(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--id", dest="automation_id", metavar="ID", help="the automationId the create call answered (first verify only)")
+
+
+def _observe(ctx: Context, record: dict[str, Any]) -> list[dict[str, Any]]:
+    from observe.registry import owned_automations
+
+    with sources.observing():
+        return [dict(r) for r in owned_automations(ctx.world.registry_root(), record["key"])]
+
+
+def _differences(observed: dict[str, Any], record: dict[str, Any], *, status: str, prompt_sha256: str) -> list[dict[str, Any]]:
+    expected = {"id": record["id"], "name": record["key"], "rrule": policy.HEARTBEAT_RRULE, "status": status, "prompt_sha256": prompt_sha256, "problem": None}
+    return [{"field": name, "expected": value, "observed": observed.get(name)} for name, value in expected.items() if observed.get(name) != value]
+
+
+def run_verify(ctx: Context) -> dict[str, Any]:
+    directory = ctx.state_dir()
+    record = _record(directory)
+    given = ctx.args.automation_id
+    if record["stage"] == "create-requested":
+        if given is None:
+            raise UsageError("the first verify needs --id ID, the automationId the create call answered")
+        record["id"] = given
+    elif given is not None and given != record["id"]:
+        raise ActError("automation-id-not-ours", f"this loop's automation is {record['id']}, not {given}", path="/id")
+    owned = _observe(ctx, record)
+    stage = record["stage"]
+    if stage == "delete-requested":
+        if owned:
+            raise ActError("automation-not-deleted", f"{len(owned)} automation(s) with this loop's key remain: {[r['id'] for r in owned]}; call the delete payload again and verify", details={"payload": delete_payload(record["id"])})
+        _save(directory, record, "deleted")
+        return {"outcome": "deleted", "next": "nothing: the automation is gone"}
+    if len(owned) != 1 or owned[0]["id"] != record["id"]:
+        raise ActError("automation-not-unique", f"expected exactly automation {record['id']} with this loop's key, found {[r['id'] for r in owned]}; stop and tell the person, who removes any other", details={"observed": owned})
+    observed = owned[0]
+    rendered = record["rendered_prompt_sha256"]
+    if stage in ("create-requested", "pause-requested", "stub-active", "stub-paused"):
+        if observed["status"] == "ACTIVE" and not _differences(observed, record, status="ACTIVE", prompt_sha256=record["inert_prompt_sha256"]):
+            # Codex has been seen saving a PAUSED create as ACTIVE: pause it before anything else.
+            _save(directory, record, "pause-requested")
+            return {"outcome": "created-active", "payload": update_payload(record["id"], status="PAUSED"), "next": "the stub was saved ACTIVE: call automation_update with this payload before anything else, then `loop.py verify-automation`"}
+        _require_clean(observed, record, status="PAUSED", prompt_sha256=record["inert_prompt_sha256"])
+        _save(directory, record, "stub-paused")
+        return {"outcome": "stub-paused", "automation_id": record["id"], "next": "post the round-0 review request if not yet posted, then `loop.py automation-prompt`"}
+    if stage in ("prompt-requested", "prompt-verified"):
+        _require_clean(observed, record, status="PAUSED", prompt_sha256=rendered)
+        _save(directory, record, "activate-requested")
+        return {"outcome": "prompt-verified", "payload": update_payload(record["id"], status="ACTIVE"), "next": "call automation_update with this payload exactly, then `loop.py verify-automation`"}
+    if stage in ("activate-requested", "active"):
+        _require_clean(observed, record, status="ACTIVE", prompt_sha256=rendered)
+        _save(directory, record, "active")
+        return {"outcome": "active", "automation_id": record["id"], "next": "the loop is live: end this turn; every wakeup starts with `loop.py wakeup`"}
+    raise ActError("automation-stage-mismatch", f"nothing to verify at stage {stage}", path="/automation/stage")
+
+
+def _require_clean(observed: dict[str, Any], record: dict[str, Any], *, status: str, prompt_sha256: str) -> None:
+    found = _differences(observed, record, status=status, prompt_sha256=prompt_sha256)
+    if found:
+        fields = ", ".join(d["field"] for d in found)
+        raise ActError(
+            "automation-drift",
+            f"the automation differs from what was requested ({fields}); do not activate or continue; tell the person "
+            "(a running loop reports state-inconsistency on its next wakeup)",
+            details={"differences": found},
+        )
+
+
+COMMANDS = [
+    Command("automation-create", "the create payload for the PAUSED inert heartbeat stub named by the loop key", _configure_create, run_create),
+    Command("automation-prompt", "collect the bootstrap prompt document, run --prompt, and give the update payload with the rendered prompt", lambda parser: None, run_prompt),
+    Command("automation-delete", "the delete payload, only when the evaluator's action (or a rejected bootstrap) permits it", lambda parser: None, run_delete),
+    Command("verify-automation", "read the registry after an automation_update call and say exactly what to do next", _configure_verify, run_verify),
+]

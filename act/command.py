@@ -1,0 +1,48 @@
+"""What one subcommand of ``scripts/loop.py`` is, and what every subcommand gets.
+
+A ``Command`` is a row of the CLI's table (act/cli.py): a name, one line of
+help, a function that adds its own options, and a function that runs it and
+returns the result object. Adding a command is adding a row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from act import statedir
+from act.errors import UsageError
+from act.sources import World
+
+HEX32 = re.compile(r"[0-9a-f]{32}")
+HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class Context:
+    world: World
+    args: argparse.Namespace
+
+    def state_dir(self, run_id: str | None = None) -> statedir.StateDir:
+        """The loop's directory: --state-dir, else the default for --run-id (or the given run id)."""
+        if self.args.state_dir:
+            directory = statedir.StateDir(Path(self.args.state_dir))
+        else:
+            run_id = self.args.run_id or run_id
+            if run_id is None:
+                raise UsageError("name the loop with --state-dir DIR or --run-id HEX")
+            directory = statedir.StateDir(statedir.default_path(run_id))
+        directory.check()
+        return directory
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    summary: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[Context], dict[str, Any]]

@@ -1,0 +1,401 @@
+"""Plans, built not written: init, rebuild, plan-remediation, plan-finalization, approve, status.
+
+Each command observes through act/sources.py, builds with act/build/, has the
+evaluator judge the result in a separate process (act/judge.py), records what
+it built in the state directory, and prints the approval summary. The
+protocol and the state directory: references/hands.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from act import judge, sources, statedir, summary
+from act.build import initial as initial_builder
+from act.build import recurring
+from act.command import HEX64, Command, Context
+from act.diff import changes
+from act.errors import ActError, UsageError
+from evaluator import policy
+
+PLAN_ACTIONS = {"remediation": ("await-approval", "claim-plan", "execute-remediation"), "finalization": ("await-approval", "claim-plan", "execute-finalization", "finish-finalization")}
+
+
+# --- shared ------------------------------------------------------------------
+
+
+def command_argvs(texts: list[str]) -> list[list[str]]:
+    """Each --command is one JSON array of strings (argv, argv[0] absolute), in execution order."""
+    argvs = []
+    for text in texts:
+        try:
+            argv = json.loads(text)
+        except ValueError:
+            argv = None
+        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+            raise UsageError(f"--command takes one JSON array of strings, got {text[:60]!r}")
+        argvs.append(argv)
+    return argvs
+
+
+def _text(value: str | None, file: str | None, flag: str) -> str | None:
+    if value is not None and file is not None:
+        raise UsageError(f"give --{flag} or --{flag}-file, not both")
+    if file is None:
+        return value
+    try:
+        return Path(file).read_bytes().decode("utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot read --{flag}-file {file!r}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--{flag}-file {file!r} is not UTF-8") from None
+
+
+def record_plan(directory: statedir.StateDir, pending: dict[str, Any]) -> dict[str, Any]:
+    """Make ``pending`` the plan awaiting approval; every plan ever built stays listed by hash."""
+    previous = directory.read_optional(statedir.PENDING)
+    directory.write(f"{statedir.PLANS}/{pending['plan_hash']}.json", {key: pending[key] for key in ("kind", "plan_hash", "built_at")})
+    directory.write(statedir.PENDING, pending)
+    return previous or {}
+
+
+def recorded_approval(directory: statedir.StateDir, kinds: tuple[str, ...]) -> str | None:
+    approval = directory.read_optional(statedir.APPROVAL)
+    return approval["plan_hash"] if approval is not None and approval.get("kind") in kinds else None
+
+
+def carried_approval(directory: statedir.StateDir, request_key: str | None) -> str | None:
+    """The approval a recurring state carries: the person's, while it names the pending plan.
+
+    Only while that plan is pending for the current request and not yet
+    carried out: an approval is for one plan, so once the plan is executed, or
+    a new request (a new round) has begun, it is spent, and no later plan
+    inherits it. Whether it names the plan embedded is the evaluator's call.
+    """
+    approved = recorded_approval(directory, ("remediation", "finalization"))
+    pending = directory.read_optional(statedir.PENDING) or {}
+    if approved is None or approved != pending.get("plan_hash") or pending.get("executed_at") is not None:
+        return None
+    return approved if request_key is None or pending.get("request_key") == request_key else None
+
+
+def _options_observing(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--path", action="append", default=[], metavar="P", help="a repository-relative path the change edits (repeat)")
+    parser.add_argument("--command", action="append", default=[], metavar="JSON", help="one validation command as a JSON array of strings, argv[0] absolute (repeat, in order)")
+
+
+# --- init ----------------------------------------------------------------------
+
+
+def _configure_init(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--checkout", required=True, help="the local checkout holding the change")
+    parser.add_argument("--repository", required=True, metavar="OWNER/REPO")
+    parser.add_argument("--base", required=True, metavar="BRANCH")
+    parser.add_argument("--head", required=True, metavar="BRANCH")
+    _options_observing(parser)
+    for flag in ("create-branch", "commit", "push"):
+        parser.add_argument(f"--{flag}", action="store_true", help=f"the plan must {flag.replace('-', ' ')}")
+    parser.add_argument("--mode", required=True, choices=policy.WRITE_MODES)
+    parser.add_argument("--title", help="the new PR's title (one line)")
+    parser.add_argument("--title-file", metavar="PATH", help="the new PR's title, read exactly from a UTF-8 file")
+    parser.add_argument("--body", help="the new PR's body")
+    parser.add_argument("--body-file", metavar="PATH", help="the new PR's body, read exactly from a UTF-8 file")
+    parser.add_argument("--reuse-pr", type=int, metavar="N", help="the open PR on the head branch to reuse (its title and body stay as they are)")
+
+
+def _intent(ctx: Context) -> dict[str, Any]:
+    args = ctx.args
+    title, body = _text(args.title, args.title_file, "title"), _text(args.body, args.body_file, "body")
+    if args.reuse_pr is not None:
+        if args.reuse_pr <= 0:
+            raise UsageError("--reuse-pr takes a positive PR number")
+        if title is not None or body is not None:
+            raise UsageError("a reused PR keeps its title and body: the plan hashes the current ones, so give no --title or --body")
+    elif title is None or body is None:
+        raise UsageError("a new PR needs --title (or --title-file) and --body (or --body-file)")
+    elif not title.strip() or "\n" in title or "\r" in title:
+        raise UsageError("a PR title is one non-empty line")
+    if not args.path:
+        raise UsageError("name at least one --path the change touches")
+    return {
+        "version": 1,
+        "checkout": str(Path(args.checkout).resolve()),
+        "repository": args.repository,
+        "base_branch": args.base,
+        "head_branch": args.head,
+        "paths": sorted(args.path),
+        "commands": command_argvs(args.command),
+        "create_branch": args.create_branch,
+        "commit": args.commit,
+        "push": args.push,
+        "mode": args.mode,
+        "pr_title": title,
+        "pr_body": body,
+        "reuse_pr_number": args.reuse_pr,
+    }
+
+
+def _observe_initial(ctx: Context, intent: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The fresh snapshot and the PR texts its digests bind."""
+    snapshot = sources.initial_snapshot(ctx.world, intent)
+    observed = snapshot["existing_pr_number"]
+    if observed != intent["reuse_pr_number"]:
+        if observed is None:
+            raise ActError("intent-pr-mismatch", f"no open PR has head branch {intent['head_branch']!r}, so #{intent['reuse_pr_number']} cannot be reused", path="/reuse_pr_number")
+        raise ActError("intent-pr-mismatch", f"open PR #{observed} already has head branch {intent['head_branch']!r}; reuse it with --reuse-pr {observed} or choose another head branch", path="/reuse_pr_number")
+    if observed is not None:
+        title, body = sources.pull_request_texts(ctx.world, intent["repository"], observed)
+    else:
+        title, body = intent["pr_title"], intent["pr_body"]
+    return snapshot, {"pr_title": title, "pr_body": body}
+
+
+def _build_initial(intent: dict[str, Any], snapshot: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]:
+    return initial_builder.initial_document(
+        snapshot,
+        run_id=intent["run_id"],
+        mode=intent["mode"],
+        pr_title=texts["pr_title"],
+        pr_body=texts["pr_body"],
+        review_template=intent["review_request_body_template"],
+    )
+
+
+def run_init(ctx: Context) -> dict[str, Any]:
+    if ctx.args.run_id:
+        raise UsageError("init generates the run id; give no --run-id")
+    intent = _intent(ctx)
+    run_id = initial_builder.new_run_id()
+    intent.update(run_id=run_id, review_request_body_template=policy.default_review_template(run_id, 0))
+    snapshot, texts = _observe_initial(ctx, intent)
+    document = _build_initial(intent, snapshot, texts)
+    result = judge.require_accepted(judge.evaluate("initial", document), "the initial document")
+    path = Path(ctx.args.state_dir) if ctx.args.state_dir else statedir.default_path(run_id)
+    directory = statedir.StateDir.create(path, checkout=intent["checkout"])
+    built_at = statedir.now_text()
+    directory.write(statedir.INTENT, {**intent, "created_at": built_at})
+    directory.write(statedir.INITIAL, document)
+    directory.write(statedir.INITIAL_TEXTS, texts)
+    directory.write(statedir.INITIAL_RESULT, {"validated_at": built_at, "result": result})
+    record_plan(directory, {"kind": "initial", "plan_hash": result["initial_plan_hash"], "mode": intent["mode"], "built_at": built_at, "manifest": document["initial_manifest"]})
+    return {
+        "run_id": run_id,
+        "state_dir": str(directory.path),
+        "initial_plan_hash": result["initial_plan_hash"],
+        "mode": result["mode"],
+        "operations": result["operations"],
+        "approval_summary": summary.initial_summary(document, texts["pr_title"], texts["pr_body"]),
+        "next": _after_init(intent["mode"], directory),
+    }
+
+
+def _after_init(mode: str, directory: statedir.StateDir) -> str:
+    rebuild = f"immediately before fetch-base run `loop.py rebuild --state-dir {directory.path}`"
+    if mode == "autonomous":
+        return rebuild
+    return f"show the approval summary; when the person replies with the exact hash, run `loop.py approve --state-dir {directory.path} --hash HASH`; then {rebuild}"
+
+
+# --- rebuild ---------------------------------------------------------------------
+
+
+def run_rebuild(ctx: Context) -> dict[str, Any]:
+    directory = ctx.state_dir()
+    intent = directory.read(statedir.INTENT)
+    approved_document = directory.read(statedir.INITIAL)
+    approved_texts = directory.read(statedir.INITIAL_TEXTS)
+    plan_hash = approved_document["initial_plan_hash"]
+    if intent["mode"] == "approval-gated":
+        approved = recorded_approval(directory, ("initial",))
+        if approved != plan_hash:
+            raise ActError("approval-missing", f"the person has not approved the initial plan {plan_hash}; show its summary and wait for them to name that hash", path="/initial_plan_hash")
+    else:
+        approved = plan_hash  # autonomous: the second validation must give the first hash
+    snapshot, texts = _observe_initial(ctx, intent)
+    document = _build_initial(intent, snapshot, texts)
+    found = changes({"initial_document": approved_document, **approved_texts}, {"initial_document": document, **texts})
+    if found:
+        raise ActError(
+            "plan-changed",
+            f"{len(found)} value(s) changed since the plan {plan_hash} was validated (listed in changes); no initial side effect is permitted; "
+            "start over with `loop.py init` and have the new plan approved",
+            path="/initial_plan_hash",
+            details={"approved_hash": plan_hash, "rebuilt_hash": document["initial_plan_hash"], "changes": found},
+        )
+    result = judge.require_accepted(judge.evaluate("initial", document, approved_hash=approved), "the rebuilt initial document")
+    directory.write(statedir.INITIAL_RESULT, {"validated_at": statedir.now_text(), "rebuilt": True, "result": result})
+    return {
+        "initial_plan_hash": result["initial_plan_hash"],
+        "approved_hash": approved,
+        "mode": result["mode"],
+        "operations": result["operations"],
+        "initial_document": str(directory.file(statedir.INITIAL)),
+        "approval_summary": summary.initial_summary(document, texts["pr_title"], texts["pr_body"]),
+        "next": "carry out the operations in order, each once, starting with fetch-base",
+    }
+
+
+# --- recurring plans ------------------------------------------------------------------
+
+
+def _configure_plan(parser: argparse.ArgumentParser, *, choices: bool) -> None:
+    parser.add_argument("--state", metavar="PATH", help="the collected state to plan from (default: the state directory's state.json)")
+    if choices:
+        _options_observing(parser)
+        parser.add_argument("--reuse-pending", action="store_true", help="rebuild with the pending plan's paths and commands (after the person approved it)")
+
+
+def _state_input(ctx: Context, directory: statedir.StateDir) -> dict[str, Any]:
+    if ctx.args.state is None:
+        return directory.read(statedir.STATE)
+    from evaluator.canonical import parse_document
+    from evaluator.errors import Rejected
+
+    try:
+        return parse_document(Path(ctx.args.state).read_bytes())
+    except OSError as error:
+        raise UsageError(f"cannot read --state {ctx.args.state!r}: {error.strerror}") from None
+    except Rejected as error:
+        raise ActError("state-file-invalid", f"--state: {error}") from None
+
+
+def _require_action(directory: statedir.StateDir, state: dict[str, Any], expected: str) -> dict[str, Any]:
+    """The evaluator must ask for this plan, on this very state, before it is built."""
+    verdict = judge.evaluate("state", state)
+    result = judge.require_accepted(verdict, "the state")
+    if result["action"] != expected:
+        code = {"plan-remediation": "action-not-plan-remediation", "plan-finalization": "action-not-plan-finalization"}[expected]
+        raise ActError(code, f"the evaluator emitted {result['action']} ({', '.join(result['reasons'])}), not {expected}: no plan is built; obey that action", details={"evaluation": result})
+    return result
+
+
+def _finish_plan(ctx: Context, directory: statedir.StateDir, state: dict[str, Any], manifest: dict[str, Any], choices: dict[str, Any] | None, plan_summary: dict[str, Any]) -> dict[str, Any]:
+    kind = manifest["kind"]
+    approved = carried_approval(directory, state["request_key"])
+    planned = recurring.embed(state, manifest, approved_plan_hash=approved)
+    result = judge.require_accepted(judge.evaluate("state", planned), f"the state with the {kind} plan")
+    plan_hash = planned[f"{kind}_plan_hash"]
+    if result["action"] not in PLAN_ACTIONS[kind]:
+        raise ActError("plan-not-accepted", f"with the plan embedded the evaluator emitted {result['action']} ({', '.join(result['reasons'])}); the plan is not recorded; obey that action", details={"evaluation": result})
+    directory.write(statedir.STATE, planned)
+    directory.write(statedir.LAST_RESULT, result)
+    previous = record_plan(directory, {
+        "kind": kind,
+        "plan_hash": plan_hash,
+        "mode": state["mode"],
+        "built_at": statedir.now_text(),
+        "request_key": state["request_key"],
+        "wakeup_id": state["wakeup_id"],
+        "choices": choices,
+        "manifest": manifest,
+    })
+    output: dict[str, Any] = {"plan_kind": kind, "plan_hash": plan_hash, "action": result["action"], "reasons": result["reasons"], "evaluation": result, "approval_summary": plan_summary}
+    if previous.get("kind") == kind and previous.get("request_key") == state["request_key"] and previous.get("plan_hash") != plan_hash:
+        output["changes_since_pending"] = changes(previous["manifest"], manifest)
+        output["note"] = f"this plan differs from the pending plan {previous['plan_hash']}; an approval of that hash does not carry over"
+    output["next"] = _next_for_plan(result["action"], directory, plan_hash)
+    return output
+
+
+def _next_for_plan(action: str, directory: statedir.StateDir, plan_hash: str) -> str:
+    if action == "await-approval":
+        return f"show the approval summary and end the wakeup; when the person names the exact hash, run `loop.py approve --state-dir {directory.path} --hash {plan_hash}`"
+    if action == "claim-plan":
+        return "post claim_comment_body (in evaluation) as one PR comment, then re-collect in this same wakeup: `loop.py wakeup --continue`"
+    return f"obey {action} (references/actions.md)"
+
+
+def run_plan_remediation(ctx: Context) -> dict[str, Any]:
+    directory = ctx.state_dir()
+    intent = directory.read(statedir.INTENT)
+    state = _state_input(ctx, directory)
+    args = ctx.args
+    if args.reuse_pending:
+        if args.path or args.command:
+            raise UsageError("--reuse-pending takes the pending plan's paths and commands; give no --path or --command")
+        pending = directory.read_optional(statedir.PENDING) or {}
+        if pending.get("kind") != "remediation":
+            raise ActError("pending-plan-missing", "there is no pending remediation plan to rebuild; choose --path and --command")
+        paths, argvs, template = pending["choices"]["paths"], pending["choices"]["commands"], pending["choices"]["review_request_body_template"]
+    else:
+        if not args.path:
+            raise UsageError("name the paths the fix edits with --path (or rebuild the pending plan with --reuse-pending)")
+        paths, argvs, template = sorted(args.path), command_argvs(args.command), None
+    _require_action(directory, state, "plan-remediation")
+    manifest = recurring.remediation_manifest(
+        state,
+        path_records=sources.path_records(intent["checkout"], paths),
+        commands=sources.commands(argvs),
+        execution=sources.execution_boundary(ctx.world, intent["checkout"], state["repository"]),
+        template=template,
+    )
+    choices = {"paths": manifest["paths"], "commands": argvs, "review_request_body_template": manifest["review_request_body_template"]}
+    plan_summary = summary.remediation_summary(state, manifest, recurring.plan_hash(manifest))
+    return _finish_plan(ctx, directory, state, manifest, choices, plan_summary)
+
+
+def run_plan_finalization(ctx: Context) -> dict[str, Any]:
+    directory = ctx.state_dir()
+    state = _state_input(ctx, directory)
+    asked = _require_action(directory, state, "plan-finalization")
+    manifest = recurring.finalization_manifest(state)
+    phase = "two" if asked["reasons"] == ["finalization-phase-two"] else "one"
+    plan_summary = summary.finalization_summary(state, manifest, recurring.plan_hash(manifest), phase)
+    return _finish_plan(ctx, directory, state, manifest, None, plan_summary)
+
+
+# --- approve and status ---------------------------------------------------------------
+
+
+def _configure_approve(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--hash", required=True, metavar="HEX", help="the 64-hex hash exactly as the person wrote it")
+
+
+def run_approve(ctx: Context) -> dict[str, Any]:
+    directory = ctx.state_dir()
+    named = ctx.args.hash
+    pending = directory.read_optional(statedir.PENDING)
+    if pending is None:
+        raise ActError("approval-no-pending-plan", "no plan is pending; nothing can be approved", path="/hash")
+    if pending["mode"] == "autonomous":
+        raise ActError("approval-not-needed", "this loop is autonomous: its plans need no approval and none is recorded", path="/hash")
+    if not HEX64.fullmatch(named):
+        raise ActError("approval-hash-malformed", f"{named[:80]!r} is not a 64-character lowercase hex hash; a shortened or re-cased hash is no approval. The pending plan is {pending['plan_hash']}", path="/hash")
+    if named != pending["plan_hash"]:
+        if directory.exists(f"{statedir.PLANS}/{named}.json"):
+            older = directory.read(f"{statedir.PLANS}/{named}.json")
+            raise ActError("approval-hash-stale", f"{named} names an older {older['kind']} plan (built {older['built_at']}), not the pending {pending['kind']} plan {pending['plan_hash']}; show the person the pending plan and wait for its hash", path="/hash")
+        raise ActError("approval-hash-mismatch", f"{named} is not the pending {pending['kind']} plan's hash {pending['plan_hash']}; nothing is approved", path="/hash")
+    approval = {"plan_hash": named, "kind": pending["kind"], "approved_at": statedir.now_text()}
+    directory.write(statedir.APPROVAL, approval)
+    after = f"immediately before fetch-base run `loop.py rebuild --state-dir {directory.path}`" if pending["kind"] == "initial" else "the next wakeup carries this approval; rebuild the plan there with the same choices"
+    return {"approved": approval, "next": after}
+
+
+def run_status(ctx: Context) -> dict[str, Any]:
+    directory = ctx.state_dir()
+    intent = directory.read_optional(statedir.INTENT) or {}
+    pending = directory.read_optional(statedir.PENDING)
+    return {
+        "state_dir": str(directory.path),
+        "run_id": intent.get("run_id"),
+        "mode": intent.get("mode"),
+        "pending_plan": None if pending is None else {key: pending.get(key) for key in ("kind", "plan_hash", "built_at", "request_key")},
+        "approval": directory.read_optional(statedir.APPROVAL),
+        "wakeup": directory.read_optional(statedir.WAKEUP),
+        "automation": directory.read_optional(statedir.AUTOMATION),
+        "last_action": (directory.read_optional(statedir.LAST_RESULT) or {}).get("action"),
+    }
+
+
+COMMANDS = [
+    Command("init", "observe the checkout and GitHub, build and validate the initial plan, create the state directory", _configure_init, run_init),
+    Command("rebuild", "immediately before fetch-base: rebuild the initial plan from fresh observations and compare", lambda parser: None, run_rebuild),
+    Command("plan-remediation", "build the remediation plan the evaluator asked for, embed it, re-run --state", lambda parser: _configure_plan(parser, choices=True), run_plan_remediation),
+    Command("plan-finalization", "build the finalization plan (phase one or two) the evaluator asked for, embed it, re-run --state", lambda parser: _configure_plan(parser, choices=False), run_plan_finalization),
+    Command("approve", "record the person's approval of the pending plan, only for its exact hash", _configure_approve, run_approve),
+    Command("status", "what the state directory holds: pending plan, approval, wakeup, automation", lambda parser: None, run_status),
+]

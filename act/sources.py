@@ -1,0 +1,153 @@
+"""Every observation the hands need, made through observe (the collector's own code).
+
+The hands never read the world themselves: the initial snapshot is the
+collector's ``initial``, the wakeup state its ``wakeup_from_checkpoint``, the
+bootstrap prompt document its ``prompt``, the execution boundary its
+``boundary``; path records and command digests come from the git observer.
+Each observer error keeps its own code and becomes an ``ActError``, so a
+failed observation is a clean stop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from act.errors import ActError, UsageError
+
+
+@dataclass(frozen=True)
+class World:
+    """Where observations come from: the GitHub API, the credential helper, the registry, the clock.
+
+    ``secrets`` collects every token an observation resolved, so the command
+    line can redact them from anything it prints (it never should need to).
+    """
+
+    api_url: str = "https://api.github.com"
+    gh: str | None = None
+    registry: str | None = None
+    observed_at: str | None = None  # ISO-8601 with offset; None: now
+    secrets: list[str] = field(default_factory=list)
+
+    def settings(self) -> Any:
+        """The collector's settings for one observation."""
+        from evaluator.models.common import parse_timestamp
+
+        from observe.collect import Settings
+
+        instant = datetime.now(timezone.utc) if self.observed_at is None else parse_timestamp(self.observed_at)
+        return Settings(api_url=self.api_url, gh_path=self.gh, observed_at=instant, secrets=self.secrets)
+
+    def registry_root(self) -> Path:
+        from observe.registry import default_registry_root
+
+        return Path(self.registry) if self.registry else default_registry_root()
+
+
+@contextmanager
+def observing() -> Iterator[None]:
+    """Observer errors become ActErrors with the observer's own code."""
+    from observe.errors import ObserveError
+    from observe.errors import UsageError as ObserveUsageError
+
+    try:
+        yield
+    except ObserveUsageError as error:
+        raise UsageError(str(error)) from None
+    except ObserveError as error:
+        raise ActError(error.code, error.message) from None
+
+
+def initial_snapshot(world: World, intent: dict[str, Any]) -> dict[str, Any]:
+    """The collector's initial snapshot for the intent's checkout, branches, paths and commands."""
+    from observe import collect
+
+    with observing():
+        return collect.initial(
+            world.settings(),
+            checkout=intent["checkout"],
+            repository=intent["repository"],
+            base=intent["base_branch"],
+            head=intent["head_branch"],
+            paths=list(intent["paths"]),
+            commands=[list(argv) for argv in intent["commands"]],
+            create_branch=intent["create_branch"],
+            commit=intent["commit"],
+            push=intent["push"],
+        )
+
+
+def pull_request_texts(world: World, repository: str, number: int) -> tuple[str, str]:
+    """The current title and body of a PR (a reused PR keeps both; the plan hashes them)."""
+    from observe.github.client import GitHubClient, split_repository
+    from observe.github.token import resolve_token
+
+    owner, name = split_repository(repository)
+    with observing():
+        token = resolve_token(None, api_base_url=world.api_url, gh_path=world.gh)
+        world.secrets.append(token)
+        client = GitHubClient(repository, host=world.api_url, token=token)
+        try:
+            pull = client.get(f"/repos/{owner}/{name}/pulls/{number}").body
+        finally:
+            client.close()
+    title, body = pull.get("title") if isinstance(pull, dict) else None, pull.get("body") if isinstance(pull, dict) else None
+    if not isinstance(title, str) or not (body is None or isinstance(body, str)):
+        raise ActError("pull-request-texts-unreadable", f"pull request #{number} has no string title or body")
+    return title, body or ""  # GitHub says null for an empty body
+
+
+def execution_boundary(world: World, checkout: str, repository: str) -> dict[str, Any]:
+    from observe import collect
+
+    with observing():
+        return collect.boundary(world.settings(), checkout=checkout, repository=repository, risk_acceptance_sha256=None)
+
+
+def path_records(checkout: str, paths: Sequence[str]) -> list[dict[str, Any]]:
+    from observe.git.observer import path_records as observe_records
+
+    with observing():
+        return observe_records(str(Path(checkout).resolve()), list(paths))
+
+
+def commands(argvs: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
+    """``{argv, definition_sha256}`` for each command, in execution order."""
+    from observe.git.observer import command_definition_sha256
+
+    with observing():
+        return [{"argv": list(argv), "definition_sha256": command_definition_sha256(list(argv))} for argv in argvs]
+
+
+def wakeup_state(world: World, checkout: str, bootstrap_snapshot: dict[str, Any], wakeup_id: str, approved_plan_hash: str | None) -> dict[str, Any]:
+    from observe import collect
+
+    with observing():
+        return collect.wakeup_from_checkpoint(
+            world.settings(),
+            bootstrap_snapshot=bootstrap_snapshot,
+            checkout=checkout,
+            wakeup_id=wakeup_id,
+            registry=world.registry,
+            approved_plan_hash=approved_plan_hash,
+        )
+
+
+def prompt_document(world: World, initial_path: Path, pr_number: int, automation_id: str, checkout: str) -> dict[str, Any]:
+    from observe import collect
+
+    with observing():
+        return collect.prompt(world.settings(), initial_path=str(initial_path), pr_number=pr_number, automation_id=automation_id, checkout=checkout, registry=world.registry)
+
+
+def registry(world: World) -> list[Any]:
+    """Every automation in the registry, as observed (records plus the in-memory prompt)."""
+    from observe.registry import read_registry
+
+    with observing():
+        return read_registry(world.registry_root())

@@ -1,0 +1,267 @@
+"""The hands end to end: a real git checkout, the fake GitHub on 127.0.0.1, a real
+registry folder, and the evaluator run as a subprocess on every document built."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from act import cli, statedir
+from evaluator import policy
+from evaluator.render import render_review_body
+from simulator.fakegithub import PR_NUMBER, TOKEN, USERS, at, codex_body
+
+REPOSITORY = "octo-org/widgets"
+LOOP = Path(__file__).resolve().parent.parent / "scripts" / "loop.py"
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(repo.parent), "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_DATE": "2026-10-01T09:00:00Z", "GIT_COMMITTER_DATE": "2026-10-01T09:00:00Z"}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout.strip()
+
+
+@pytest.fixture
+def world(tmp_path, fake, monkeypatch):
+    """A checkout on feature/loop with an uncommitted fix; PR #7 open on the fake."""
+    repo = tmp_path / "checkout"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "loop@example.com")
+    git(repo, "config", "user.name", "Loop")
+    (repo / "src").mkdir()
+    (repo / "src" / "app.py").write_text("print('helo')\n")
+    git(repo, "add", "src/app.py")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "-b", "feature/loop")
+    (repo / "README").write_text("widgets\n")
+    git(repo, "add", "README")
+    git(repo, "commit", "-q", "-m", "start")
+    head0 = git(repo, "rev-parse", "HEAD")
+    git(repo, "remote", "add", "origin", f"https://github.com/{REPOSITORY}.git")
+    git(repo, "update-ref", "refs/remotes/origin/main", base)
+    git(repo, "update-ref", "refs/remotes/origin/feature/loop", head0)
+    (repo / "src" / "app.py").write_text("print('hello')\n")
+    fake.refs[(REPOSITORY, "main")] = base
+    fake.force_push(head0)
+    gh = tmp_path / "gh"
+    gh.write_text("#!/bin/sh\nexit 1\n")
+    gh.chmod(0o755)
+    registry = tmp_path / "codex" / "automations"
+    registry.mkdir(parents=True)
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return {"repo": repo, "base": base, "head0": head0, "gh": gh, "registry": registry, "tmp": tmp_path, "fake": fake}
+
+
+def loop(capsys, world, *args: str, status: int = 0) -> dict:
+    code = cli.main([*args, "--api-url", world["fake"].url, "--gh", str(world["gh"]), "--registry", str(world["registry"])])
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert len(lines) == 1, captured.out
+    assert TOKEN not in captured.out + captured.err
+    result = json.loads(lines[0])
+    assert code == status, (result, captured.err[-3000:])
+    assert result["ok"] is (status == 0)
+    return result
+
+
+def init_args(world, *extra: str) -> list[str]:
+    return ["init", "--checkout", str(world["repo"]), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", "src/app.py", "--command", json.dumps(["/usr/bin/git", "diff", "--check"]), "--commit", "--push", *extra]
+
+
+def write_automation(world, automation_id: str, name: str, prompt: str, status: str) -> None:
+    folder = world["registry"] / automation_id
+    folder.mkdir(exist_ok=True)
+    (folder / "automation.toml").write_text(
+        f'version = 1\nid = "{automation_id}"\nkind = "heartbeat"\nname = {json.dumps(name)}\nprompt = {json.dumps(prompt)}\nstatus = "{status}"\n'
+        f'rrule = "RRULE:{policy.HEARTBEAT_RRULE}"\nexecution_environment = "local"\ncwds = ["{world["repo"]}"]\n'
+        f'created_at = 1781099457929\nupdated_at = 1781099457929\ntarget_thread_id = "019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b"\n'
+    )
+
+
+def test_init_builds_validates_and_stores_a_reuse_plan_privately(capsys, world):
+    result = loop(capsys, world, *init_args(world, "--mode", "approval-gated", "--reuse-pr", str(PR_NUMBER)))
+    assert result["operations"] == ["fetch-base", "run-validation", "stage-files", "commit", "push", "reuse-pr", "request-codex-review", "bootstrap-automation"]
+    state_dir = Path(result["state_dir"])
+    assert state_dir == world["tmp"] / "state" / "github-codex-pr-loop" / result["run_id"]
+    assert stat.S_IMODE(state_dir.stat().st_mode) == 0o700
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in state_dir.rglob("*") if p.is_file())
+    document = json.loads((state_dir / "initial.json").read_text())
+    assert document["initial_plan_hash"] == result["initial_plan_hash"]
+    manifest = document["initial_manifest"]
+    assert manifest["run_id"] == result["run_id"] and manifest["automation_prompt_template"] == policy.AUTOMATION_PROMPT_TEMPLATE_V1
+    summary = result["approval_summary"]
+    assert summary["plan_hash"] == result["initial_plan_hash"] and result["initial_plan_hash"] in summary["how_to_approve"]
+    assert summary["pr_title"] == "Loop: tighten retries" and summary["commands"] == [["/usr/bin/git", "diff", "--check"]]
+    assert summary["head_sha"] == world["head0"] and summary["base_sha"] == world["base"]
+    assert TOKEN not in "".join(p.read_text() for p in state_dir.rglob("*") if p.is_file())
+
+
+def test_rebuild_needs_the_exact_approval_and_names_every_change(capsys, world):
+    made = loop(capsys, world, *init_args(world, "--mode", "approval-gated", "--reuse-pr", str(PR_NUMBER)))
+    plan_hash, where = made["initial_plan_hash"], ["--state-dir", made["state_dir"]]
+    assert loop(capsys, world, "rebuild", *where, status=1)["errors"][0]["code"] == "approval-missing"
+    assert loop(capsys, world, "approve", *where, "--hash", plan_hash[:12], status=1)["errors"][0]["code"] == "approval-hash-malformed"
+    assert loop(capsys, world, "approve", *where, "--hash", plan_hash.upper(), status=1)["errors"][0]["code"] == "approval-hash-malformed"
+    assert loop(capsys, world, "approve", *where, "--hash", "0" * 64, status=1)["errors"][0]["code"] == "approval-hash-mismatch"
+    assert loop(capsys, world, "approve", *where, "--hash", plan_hash)["approved"]["plan_hash"] == plan_hash
+    rebuilt = loop(capsys, world, "rebuild", *where)
+    assert rebuilt["initial_plan_hash"] == plan_hash == rebuilt["approved_hash"]
+
+    (world["repo"] / "src" / "app.py").write_text("print('hello, world')\n")
+    world["fake"].pull["title"] = "Loop: retries, bounded"
+    changed = loop(capsys, world, "rebuild", *where, status=1)
+    assert changed["errors"][0]["code"] == "plan-changed" and changed["approved_hash"] == plan_hash != changed["rebuilt_hash"]
+    paths = {change["path"]: change for change in changed["changes"]}
+    assert "/initial_document/initial_snapshot/diff_sha256" in paths
+    assert "/initial_document/initial_snapshot/worktree_status_sha256" not in paths  # still one modified file
+    assert paths["/pr_title"] == {"path": "/pr_title", "old": "Loop: tighten retries", "new": "Loop: retries, bounded"}
+    assert "/initial_document/initial_manifest/run_id" not in paths  # the run id is kept
+
+
+def test_init_refuses_an_intent_that_does_not_match_github(capsys, world):
+    refused = loop(capsys, world, *init_args(world, "--mode", "autonomous", "--title", "T", "--body", "B"), status=1)
+    assert refused["errors"][0]["code"] == "intent-pr-mismatch" and "--reuse-pr 7" in refused["errors"][0]["message"]
+    assert not (world["tmp"] / "state").exists()  # a refused init leaves nothing behind
+    usage = loop(capsys, world, *init_args(world, "--mode", "autonomous", "--reuse-pr", "7", "--title", "T"), status=2)
+    assert usage["errors"][0]["code"] == "usage-error"
+
+
+def test_a_new_pr_plan_with_title_and_body_files(capsys, world, tmp_path):
+    git(world["repo"], "checkout", "-q", "-b", "feature/new")
+    (tmp_path / "body.md").write_text("Fixes the greeting.\n\nZürich ✓\n", encoding="utf-8")
+    made = loop(capsys, world, "init", "--checkout", str(world["repo"]), "--repository", REPOSITORY, "--base", "main", "--head", "feature/new", "--path", "src/app.py", "--commit", "--push", "--mode", "autonomous", "--title", "Fix greeting", "--body-file", str(tmp_path / "body.md"), "--state-dir", str(tmp_path / "loop-state"))
+    assert made["operations"] == ["fetch-base", "stage-files", "commit", "push", "create-pr", "request-codex-review", "bootstrap-automation"]
+    assert made["approval_summary"]["pr_body"] == "Fixes the greeting.\n\nZürich ✓\n"
+    assert loop(capsys, world, "approve", "--state-dir", made["state_dir"], "--hash", made["initial_plan_hash"], status=1)["errors"][0]["code"] == "approval-not-needed"
+    assert loop(capsys, world, "rebuild", "--state-dir", made["state_dir"])["initial_plan_hash"] == made["initial_plan_hash"]
+    assert cli.main(["rebuild", "--state-dir", made["state_dir"], "--format", "text", "--api-url", world["fake"].url, "--gh", str(world["gh"])]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"Plan (initial): {made['initial_plan_hash']}\n") and "autonomous mode: this plan needs no approval" in text
+    assert "    | Z\\xfcrich \\u2713" in text and "    - src/app.py" in text  # the body, line by line, ASCII-escaped
+    assert loop(capsys, world, "init", "--checkout", str(world["repo"]), "--repository", REPOSITORY, "--base", "main", "--head", "feature/new", "--path", "src/app.py", "--mode", "autonomous", "--title", "Fix", "--body", "B", "--state-dir", str(world["repo"] / "state"), status=1)["errors"][0]["code"] == "state-dir-inside-checkout"
+
+
+def test_from_initial_plan_through_bootstrap_wakeups_and_finalization(capsys, world):
+    fake, repo = world["fake"], world["repo"]
+    made = loop(capsys, world, *init_args(world, "--mode", "approval-gated", "--reuse-pr", str(PR_NUMBER)))
+    where = ["--state-dir", made["state_dir"]]
+    directory = statedir.StateDir(Path(made["state_dir"]))
+    loop(capsys, world, "approve", *where, "--hash", made["initial_plan_hash"])
+    loop(capsys, world, "rebuild", *where)
+
+    # The initial writes (the executor's part): commit, push, the round-0 request.
+    git(repo, "commit", "-q", "-am", "fix greeting")
+    head1 = git(repo, "rev-parse", "HEAD")
+    git(repo, "update-ref", "refs/remotes/origin/feature/loop", head1)
+    fake.force_push(head1)
+    template = json.loads((Path(made["state_dir"]) / "initial.json").read_text())["initial_manifest"]["review_request_body_template"]
+    fake.add_issue_comment(USERS["loop_owner"], render_review_body(template, head1), at(60))
+
+    created = loop(capsys, world, "automation-create", *where)
+    key = created["automation_key"]
+    assert created["payload"] == {"mode": "create", "kind": "heartbeat", "destination": "thread", "name": key, "prompt": "Inert github-codex-pr-loop stub; do nothing.", "rrule": policy.HEARTBEAT_RRULE, "status": "PAUSED"}
+    write_automation(world, "loop-stub", key, created["payload"]["prompt"], "ACTIVE")  # the known defect: saved ACTIVE
+    paused = loop(capsys, world, "verify-automation", *where, "--id", "loop-stub")
+    assert paused["outcome"] == "created-active" and paused["payload"] == {"mode": "update", "id": "loop-stub", "status": "PAUSED"}
+    write_automation(world, "loop-stub", key, created["payload"]["prompt"], "PAUSED")
+    assert loop(capsys, world, "verify-automation", *where)["outcome"] == "stub-paused"
+
+    prompted = loop(capsys, world, "automation-prompt", "--observed-at", at(90), *where)
+    rendered = prompted["payload"]["prompt"]
+    assert prompted["payload"] == {"mode": "update", "id": "loop-stub", "prompt": rendered} and rendered.count("\n") == 2
+    write_automation(world, "loop-stub", key, rendered + " ", "PAUSED")  # a changed prompt is never activated
+    drift = loop(capsys, world, "verify-automation", *where, status=1)
+    assert drift["errors"][0]["code"] == "automation-drift" and [d["field"] for d in drift["differences"]] == ["prompt_sha256"]
+    write_automation(world, "loop-stub", key, rendered, "PAUSED")
+    verified = loop(capsys, world, "verify-automation", *where)
+    assert verified["payload"] == {"mode": "update", "id": "loop-stub", "status": "ACTIVE"}
+    write_automation(world, "loop-stub", key, rendered, "ACTIVE")
+    assert loop(capsys, world, "verify-automation", *where)["outcome"] == "active"
+    assert loop(capsys, world, "automation-delete", *where, status=1)["errors"][0]["code"] == "automation-delete-not-permitted"
+
+    # First wakeup, from the automation's own prompt read from the registry.
+    first = loop(capsys, world, "wakeup", "--observed-at", at(120), "--automation-key", key)
+    assert first["action"] == "wait" and first["reasons"] == ["awaiting-codex-response"]
+    assert directory.read(statedir.WAKEUP)["ended_at"] is not None
+
+    # Codex is clean: plan phase one, await approval, approve between wakeups.
+    fake.add_issue_comment(USERS["codex_bot"], codex_body("clean_comment", head1), at(300))
+    prompt_file = world["tmp"] / "prompt.txt"
+    prompt_file.write_text(rendered, encoding="utf-8")
+    second = loop(capsys, world, "wakeup", "--observed-at", at(360), "--prompt-file", str(prompt_file))
+    assert (second["action"], second["reasons"]) == ("plan-finalization", ["codex-clean"])
+    planned = loop(capsys, world, "plan-finalization", *where)
+    assert planned["action"] == "await-approval" and planned["approval_summary"]["operations"] == ["delete-owned-automation"]
+    plan_hash = planned["plan_hash"]
+    assert loop(capsys, world, "approve", *where, "--hash", made["initial_plan_hash"], status=1)["errors"][0]["code"] == "approval-hash-stale"
+    loop(capsys, world, "approve", *where, "--hash", plan_hash)
+
+    third = loop(capsys, world, "wakeup", "--observed-at", at(420), "--prompt-file", str(prompt_file))
+    assert third["action"] == "plan-finalization" and third["evaluation"]["request_key"]
+    state = directory.read(statedir.STATE)
+    assert state["approved_plan_hash"] == plan_hash  # the approval reached the next wakeup's state
+    again = loop(capsys, world, "plan-finalization", *where)
+    assert (again["plan_hash"], again["action"]) == (plan_hash, "claim-plan")
+    claim_body = again["evaluation"]["claim_comment_body"]
+    assert third["wakeup_id"] in claim_body
+
+    # The claim is posted (the executor's part); the same wakeup continues under its id.
+    fake.add_issue_comment(USERS["loop_owner"], claim_body, at(430))
+    assert loop(capsys, world, "record-claim", *where, "--plan-hash", "0" * 64, "--kind", "finalization", status=1)["errors"][0]["code"] == "claim-plan-not-pending"
+    loop(capsys, world, "record-claim", *where, "--plan-hash", plan_hash, "--kind", "finalization")
+    refused = loop(capsys, world, "wakeup", "--observed-at", at(440), "--prompt-file", str(prompt_file), status=1)
+    assert refused["errors"][0]["code"] == "wakeup-claim-open"
+    continued = loop(capsys, world, "wakeup", "--observed-at", at(440), "--continue", "--prompt-file", str(prompt_file))
+    assert continued["wakeup_id"] == third["wakeup_id"] and continued["embedded_plan_hash"] == plan_hash
+    # Nothing to do on GitHub, so phase one is settled at once; phase two is claimed on its own.
+    assert (continued["action"], continued["reasons"]) == ("claim-plan", ["plan-unclaimed"])
+    cleanup_claim = continued["evaluation"]["claim_comment_body"]
+    assert "kind=cleanup" in cleanup_claim and third["wakeup_id"] in cleanup_claim
+    fake.add_issue_comment(USERS["loop_owner"], cleanup_claim, at(450))
+    assert loop(capsys, world, "record-claim", *where, "--plan-hash", plan_hash, "--kind", "cleanup", "--comment-id", "9")["wakeup"]["wakeup_id"] == third["wakeup_id"]
+    finishing = loop(capsys, world, "wakeup", "--observed-at", at(460), "--continue", "--prompt-file", str(prompt_file))
+    assert (finishing["action"], finishing["reasons"]) == ("finish-finalization", ["finalization-settled"])
+    assert finishing["evaluation"]["delete_automation_id"] == "loop-stub"
+    deleted = loop(capsys, world, "automation-delete", *where)
+    assert deleted["payload"] == {"mode": "delete", "id": "loop-stub"}
+    (world["registry"] / "loop-stub" / "automation.toml").unlink()
+    (world["registry"] / "loop-stub").rmdir()
+    assert loop(capsys, world, "verify-automation", *where)["outcome"] == "deleted"
+
+
+def test_wakeup_refuses_a_prompt_that_is_not_its_own_rendering(capsys, world, tmp_path):
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Continue $github-codex-pr-loop from the exact checkpoint below.\nLoop key: x\nBootstrap checkpoint JSON: {}", encoding="utf-8")
+    refused = loop(capsys, world, "wakeup", "--prompt-file", str(prompt), status=1)
+    assert refused["errors"][0]["code"] == "prompt-not-rendered"
+
+
+def run_script(*args: str, stdin: bytes = b"") -> tuple[int, str]:
+    completed = subprocess.run([sys.executable, str(LOOP), *args], input=stdin, capture_output=True, timeout=60, env={**os.environ, "XDG_STATE_HOME": "/nonexistent-state-root"})
+    assert b"Traceback" not in completed.stderr
+    return completed.returncode, completed.stdout.decode("utf-8")
+
+
+def test_cli_help_unknown_flag_and_bad_input_as_a_subprocess():
+    code, out = run_script("--help")
+    assert code == 0 and "verify-automation" in out and "plan-remediation" in out
+    code, out = run_script("init", "--help")
+    assert code == 0 and "--reuse-pr" in out
+    code, out = run_script("status", "--run-id", "0" * 32, "--no-such-flag")
+    assert code == 2 and json.loads(out) == {"ok": False, "command": "status", "errors": [{"code": "usage-error", "path": "", "message": "unrecognized arguments: --no-such-flag"}]}
+    code, out = run_script("status", "--run-id", "0" * 32)
+    result = json.loads(out)
+    assert code == 1 and result["errors"][0]["code"] == "state-dir-missing" and result["errors"][0]["path"] == "/state_dir"
+    code, out = run_script("wakeup", "--run-id", "0" * 32, "--prompt-file", "-", stdin="not a prompt".encode())
+    assert code == 1 and json.loads(out)["errors"][0]["code"] == "prompt-not-rendered"
+    code, out = run_script("status", "--run-id", "XYZ", "--format", "text")
+    assert code == 2 and "usage-error" in out and out.count("\n") >= 1
