@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +37,9 @@ class World:
     def settings(self) -> Any:
         """The collector's settings for one observation."""
         from evaluator.models.common import parse_timestamp
-
         from observe.collect import Settings
 
-        instant = datetime.now(timezone.utc) if self.observed_at is None else parse_timestamp(self.observed_at)
+        instant = datetime.now(UTC) if self.observed_at is None else parse_timestamp(self.observed_at)
         return Settings(api_url=self.api_url, gh_path=self.gh, observed_at=instant, secrets=self.secrets)
 
     def registry_root(self) -> Path:

@@ -15,7 +15,7 @@ import pytest
 from act import cli, statedir
 from evaluator import policy
 from evaluator.render import render_review_body
-from simulator.fakegithub import PR_NUMBER, TOKEN, USERS, at, codex_body
+from simulator.fakegithub import BODIES, PR_NUMBER, TOKEN, USERS, at, codex_body
 
 REPOSITORY = "octo-org/widgets"
 LOOP = Path(__file__).resolve().parent.parent / "scripts" / "loop.py"
@@ -265,3 +265,66 @@ def test_cli_help_unknown_flag_and_bad_input_as_a_subprocess():
     assert code == 1 and json.loads(out)["errors"][0]["code"] == "prompt-not-rendered"
     code, out = run_script("status", "--run-id", "XYZ", "--format", "text")
     assert code == 2 and "usage-error" in out and out.count("\n") >= 1
+
+
+def bootstrap(capsys, world, mode: str) -> dict:
+    """init, approve, rebuild, the initial writes, the automation up to ACTIVE: a live loop."""
+    fake, repo = world["fake"], world["repo"]
+    made = loop(capsys, world, *init_args(world, "--mode", mode, "--reuse-pr", str(PR_NUMBER)))
+    where = ["--state-dir", made["state_dir"]]
+    if mode == "approval-gated":
+        loop(capsys, world, "approve", *where, "--hash", made["initial_plan_hash"])
+    loop(capsys, world, "rebuild", *where)
+    git(repo, "commit", "-q", "-am", "fix greeting")
+    head1 = git(repo, "rev-parse", "HEAD")
+    git(repo, "update-ref", "refs/remotes/origin/feature/loop", head1)
+    fake.force_push(head1)
+    template = json.loads((Path(made["state_dir"]) / "initial.json").read_text())["initial_manifest"]["review_request_body_template"]
+    fake.add_issue_comment(USERS["loop_owner"], render_review_body(template, head1), at(60))
+    key = loop(capsys, world, "automation-create", *where)["automation_key"]
+    write_automation(world, "loop-stub", key, "Inert github-codex-pr-loop stub; do nothing.", "PAUSED")
+    assert loop(capsys, world, "verify-automation", *where, "--id", "loop-stub")["outcome"] == "stub-paused"
+    rendered = loop(capsys, world, "automation-prompt", "--observed-at", at(90), *where)["payload"]["prompt"]
+    write_automation(world, "loop-stub", key, rendered, "PAUSED")
+    loop(capsys, world, "verify-automation", *where)
+    write_automation(world, "loop-stub", key, rendered, "ACTIVE")
+    assert loop(capsys, world, "verify-automation", *where)["outcome"] == "active"
+    return {"where": where, "key": key, "head1": head1, "directory": statedir.StateDir(Path(made["state_dir"]))}
+
+
+def test_a_remediation_plan_from_real_observations_approved_between_wakeups(capsys, world):
+    fake = world["fake"]
+    live = bootstrap(capsys, world, "approval-gated")
+    where, key, head1 = live["where"], live["key"], live["head1"]
+    codex = USERS["codex_bot"]
+    fake.add_review(codex, codex_body("findings_review", head1), "COMMENTED", head1, at(300))
+    fake.add_thread(codex, BODIES["finding_comment_p1"], at(301), path="src/app.py", line=1)
+    woken = loop(capsys, world, "wakeup", "--observed-at", at(360), "--automation-key", key)
+    assert (woken["action"], woken["reasons"]) == ("plan-remediation", ["codex-findings"])
+    assert loop(capsys, world, "plan-remediation", *where, status=2)["errors"][0]["code"] == "usage-error"
+    command = json.dumps(["/usr/bin/git", "diff", "--check"])
+    planned = loop(capsys, world, "plan-remediation", *where, "--path", "src/app.py", "--command", command)
+    assert planned["action"] == "await-approval"
+    summary = planned["approval_summary"]
+    assert summary["paths"] == ["src/app.py"] and summary["commands"] == [["/usr/bin/git", "diff", "--check"]] and summary["round"] == 1
+    assert [t["do"] for t in summary["threads"]] == ["reply"] and summary["threads"][0]["reply_ends_with"] == policy.reply_marker(live["directory"].read(statedir.INTENT)["run_id"], 1)
+    manifest = live["directory"].read(statedir.STATE)["remediation_manifest"]
+    assert manifest["execution"] == live["directory"].read(statedir.STATE)["execution_boundary"] and manifest["path_records"][0]["path"] == "src/app.py"
+    loop(capsys, world, "approve", *where, "--hash", planned["plan_hash"])
+
+    # The next wakeup: the evaluator asks for the plan again; rebuilt unchanged it is approved.
+    again = loop(capsys, world, "wakeup", "--observed-at", at(420), "--automation-key", key)
+    assert again["action"] == "plan-remediation" and "--reuse-pending" in again["next"]
+    rebuilt = loop(capsys, world, "plan-remediation", *where, "--reuse-pending")
+    assert (rebuilt["plan_hash"], rebuilt["action"]) == (planned["plan_hash"], "claim-plan")
+
+    # A second finding before the claim: the rebuilt plan differs and needs its own approval.
+    fake.add_thread(codex, BODIES["finding_comment_p2"], at(430), path="src/app.py", line=1)
+    loop(capsys, world, "end-wakeup", *where)
+    third = loop(capsys, world, "wakeup", "--observed-at", at(480), "--automation-key", key)
+    assert third["action"] == "plan-remediation"
+    changed = loop(capsys, world, "plan-remediation", *where, "--reuse-pending")
+    assert changed["plan_hash"] != planned["plan_hash"]
+    assert (changed["action"], changed["reasons"]) == ("await-approval", ["approved-hash-mismatch"])
+    assert any(change["path"].startswith("/actionable_threads/1") for change in changed["changes_since_pending"])
+    assert loop(capsys, world, "approve", *where, "--hash", planned["plan_hash"], status=1)["errors"][0]["code"] == "approval-hash-stale"
