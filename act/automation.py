@@ -21,7 +21,7 @@ from typing import Any
 from act import judge, sources, statedir
 from act.command import Command, Context
 from act.errors import ActError, UsageError
-from evaluator import policy
+from evaluator import markers, policy
 from evaluator.canonical import text_digest
 
 INERT_PROMPT = "Inert github-codex-pr-loop stub; do nothing."
@@ -85,7 +85,7 @@ def run_create(ctx: Context) -> dict[str, Any]:
         raise ActError("intent-pr-mismatch", f"the plan reuses #{intent['reuse_pr_number']}, not #{pr_number}", path="/pr")
     if directory.exists(statedir.AUTOMATION):
         raise ActError("automation-already-requested", f"an automation was already requested for this loop (stage {_record(directory)['stage']})", path="/automation")
-    key = policy.automation_key(policy.HOST, intent["repository"], pr_number, intent["run_id"])
+    key = markers.automation_key(policy.HOST, intent["repository"], pr_number, intent["run_id"])
     record = {"key": key, "pr_number": pr_number, "id": None, "inert_prompt_sha256": text_digest(INERT_PROMPT), "rendered_prompt_sha256": None}
     _save(directory, record, "create-requested")
     return {

@@ -66,7 +66,7 @@ def _validate(args: argparse.Namespace) -> None:
     if args.state_dir is not None and args.run_id is not None:
         raise UsageError("give --state-dir or --run-id, not both")
     if args.observed_at is not None:
-        from evaluator.models.common import is_timestamp
+        from evaluator.formats import is_timestamp
 
         if not is_timestamp(args.observed_at):
             raise UsageError("--observed-at must be ISO-8601 with an explicit offset")

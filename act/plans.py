@@ -19,7 +19,7 @@ from act.build import recurring
 from act.command import HEX64, Command, Context
 from act.diff import changes
 from act.errors import ActError, UsageError
-from evaluator import policy
+from evaluator import markers, policy
 
 PLAN_ACTIONS = {"remediation": ("await-approval", "claim-plan", "execute-remediation"), "finalization": ("await-approval", "claim-plan", "execute-finalization", "finish-finalization")}
 
@@ -169,7 +169,7 @@ def run_init(ctx: Context) -> dict[str, Any]:
         raise UsageError("init generates the run id; give no --run-id")
     intent = _intent(ctx)
     run_id = initial_builder.new_run_id()
-    intent.update(run_id=run_id, review_request_body_template=policy.default_review_template(run_id, 0))
+    intent.update(run_id=run_id, review_request_body_template=markers.default_review_template(run_id, 0))
     snapshot, texts = _observe_initial(ctx, intent)
     document = _build_initial(intent, snapshot, texts)
     result = judge.require_accepted(judge.evaluate("initial", document), "the initial document")

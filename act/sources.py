@@ -36,7 +36,7 @@ class World:
 
     def settings(self) -> Any:
         """The collector's settings for one observation."""
-        from evaluator.models.common import parse_timestamp
+        from evaluator.formats import parse_timestamp
         from observe.collect import Settings
 
         instant = datetime.now(UTC) if self.observed_at is None else parse_timestamp(self.observed_at)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evaluator import policy
+from evaluator import markers, policy
 
 
 def how_to_approve(mode: str, plan_hash: str) -> str:
@@ -80,7 +80,7 @@ def remediation_summary(state: Mapping[str, Any], manifest: Mapping[str, Any], p
         "commands": [list(c["argv"]) for c in manifest["commands"]],
         "review_request_text": manifest["review_request_body_template"],
         "review_request_note": f"{policy.FINAL_HEAD_PLACEHOLDER} is replaced by the pushed fix commit",
-        "threads": [{"id": t["id"], "do": "reply", "reply_ends_with": policy.reply_marker(state["run_id"], round_number)} for t in manifest["actionable_threads"]],
+        "threads": [{"id": t["id"], "do": "reply", "reply_ends_with": markers.reply_marker(state["run_id"], round_number)} for t in manifest["actionable_threads"]],
         "gates": None,
         "execution": _execution(manifest["execution"]),
         "how_to_approve": how_to_approve(state["mode"], plan_hash),

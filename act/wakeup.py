@@ -25,7 +25,7 @@ from act.build import recurring
 from act.command import Command, Context
 from act.errors import ActError, UsageError
 from act.plans import carried_approval
-from evaluator import policy
+from evaluator import markers, policy
 from evaluator.canonical import parse_document
 from evaluator.errors import Rejected
 from evaluator.render import render_prompt
@@ -51,7 +51,7 @@ def checkpoint_from_prompt(text: str) -> tuple[str, dict[str, Any]]:
     state = boot.get("state")
     if not isinstance(state, dict) or not all(isinstance(state.get(k), t) for k, t in (("host", str), ("repository", str), ("pr_number", int), ("run_id", str))):
         raise ActError("prompt-not-rendered", "the checkpoint carries no bootstrap state", path="/prompt")
-    expected_key = policy.automation_key(state["host"], state["repository"], state["pr_number"], state["run_id"])
+    expected_key = markers.automation_key(state["host"], state["repository"], state["pr_number"], state["run_id"])
     if key != expected_key or render_prompt(key, boot) != text:
         raise ActError("prompt-not-rendered", "the prompt is not the evaluator's rendering of the checkpoint it carries (key or bytes differ)", path="/prompt")
     return key, boot

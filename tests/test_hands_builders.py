@@ -15,19 +15,19 @@ from act.build import initial, recurring
 from act.diff import changes
 from act.errors import ActError
 from act.wakeup import checkpoint_from_prompt
-from evaluator import policy
+from evaluator import markers, policy
+from evaluator.actions import WRITE_ACTIONS
 from evaluator.canonical import digest
 from evaluator.checks import run_initial, run_state
-from evaluator.machine import WRITE_ACTIONS
-from tools.mutations import mutations
 from tools import samples, state_scenarios
+from tools.mutations import mutations
 
 RUN_ID = "00ff" * 8
 FORMS = [dict(zip(("create_branch", "commands", "commit", "push", "reuse_pr"), flags)) for flags in itertools.product((True, False), repeat=5)]
 
 
 def build_initial(mode: str, form: dict) -> dict:
-    return initial.initial_document(samples.initial_snapshot(**form), run_id=RUN_ID, mode=mode, pr_title="Fix greeting", pr_body="Fixes the greeting.\n", review_template=policy.default_review_template(RUN_ID, 0))
+    return initial.initial_document(samples.initial_snapshot(**form), run_id=RUN_ID, mode=mode, pr_title="Fix greeting", pr_body="Fixes the greeting.\n", review_template=markers.default_review_template(RUN_ID, 0))
 
 
 @pytest.mark.parametrize("mode", policy.WRITE_MODES)

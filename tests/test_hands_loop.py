@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from act import cli, statedir
-from evaluator import policy
+from evaluator import markers, policy
 from evaluator.render import render_review_body
 from simulator.fakegithub import BODIES, PR_NUMBER, TOKEN, USERS, at, codex_body
 
@@ -307,7 +307,7 @@ def test_a_remediation_plan_from_real_observations_approved_between_wakeups(caps
     assert planned["action"] == "await-approval"
     summary = planned["approval_summary"]
     assert summary["paths"] == ["src/app.py"] and summary["commands"] == [["/usr/bin/git", "diff", "--check"]] and summary["round"] == 1
-    assert [t["do"] for t in summary["threads"]] == ["reply"] and summary["threads"][0]["reply_ends_with"] == policy.reply_marker(live["directory"].read(statedir.INTENT)["run_id"], 1)
+    assert [t["do"] for t in summary["threads"]] == ["reply"] and summary["threads"][0]["reply_ends_with"] == markers.reply_marker(live["directory"].read(statedir.INTENT)["run_id"], 1)
     manifest = live["directory"].read(statedir.STATE)["remediation_manifest"]
     assert manifest["execution"] == live["directory"].read(statedir.STATE)["execution_boundary"] and manifest["path_records"][0]["path"] == "src/app.py"
     loop(capsys, world, "approve", *where, "--hash", planned["plan_hash"])
