@@ -53,19 +53,31 @@ def delete_payload(automation_id: str) -> dict[str, Any]:
 def _record(directory: statedir.StateDir) -> dict[str, Any]:
     record = directory.read_optional(statedir.AUTOMATION)
     if record is None:
-        raise ActError("automation-not-started", "no automation was requested for this loop; start with `loop.py automation-create`", path="/automation")
+        raise ActError(
+            "automation-not-started",
+            "no automation was requested for this loop; start with `loop.py automation-create`",
+            path="/automation",
+        )
     return record
 
 
 def _save(directory: statedir.StateDir, record: dict[str, Any], stage: str) -> dict[str, Any]:
-    record = {**record, "stage": stage, "history": record.get("history", []) + [{"stage": stage, "at": statedir.now_text()}]}
+    record = {
+        **record,
+        "stage": stage,
+        "history": record.get("history", []) + [{"stage": stage, "at": statedir.now_text()}],
+    }
     directory.write(statedir.AUTOMATION, record)
     return record
 
 
 def _require_stage(record: dict[str, Any], *stages: str) -> None:
     if record["stage"] not in stages:
-        raise ActError("automation-stage-mismatch", f"the automation is at stage {record['stage']}; this step needs {' or '.join(stages)}", path="/automation/stage")
+        raise ActError(
+            "automation-stage-mismatch",
+            f"the automation is at stage {record['stage']}; this step needs {' or '.join(stages)}",
+            path="/automation/stage",
+        )
 
 
 # --- automation-create ---------------------------------------------------------------------
@@ -82,16 +94,31 @@ def run_create(ctx: Context) -> dict[str, Any]:
     if pr_number is None or pr_number <= 0:
         raise UsageError("name the new pull request with --pr N")
     if intent["reuse_pr_number"] is not None and pr_number != intent["reuse_pr_number"]:
-        raise ActError("intent-pr-mismatch", f"the plan reuses #{intent['reuse_pr_number']}, not #{pr_number}", path="/pr")
+        raise ActError(
+            "intent-pr-mismatch", f"the plan reuses #{intent['reuse_pr_number']}, not #{pr_number}", path="/pr"
+        )
     if directory.exists(statedir.AUTOMATION):
-        raise ActError("automation-already-requested", f"an automation was already requested for this loop (stage {_record(directory)['stage']})", path="/automation")
+        raise ActError(
+            "automation-already-requested",
+            f"an automation was already requested for this loop (stage {_record(directory)['stage']})",
+            path="/automation",
+        )
     key = markers.automation_key(policy.HOST, intent["repository"], pr_number, intent["run_id"])
-    record = {"key": key, "pr_number": pr_number, "id": None, "inert_prompt_sha256": text_digest(INERT_PROMPT), "rendered_prompt_sha256": None}
+    record = {
+        "key": key,
+        "pr_number": pr_number,
+        "id": None,
+        "inert_prompt_sha256": text_digest(INERT_PROMPT),
+        "rendered_prompt_sha256": None,
+    }
     _save(directory, record, "create-requested")
     return {
         "automation_key": key,
         "payload": create_payload(key),
-        "next": "call automation_update with this payload exactly, then run `loop.py verify-automation --id ID` with the automationId it answers",
+        "next": (
+            "call automation_update with this payload exactly, then run `loop.py verify-automation --id ID` with the "
+            "automationId it answers"
+        ),
     }
 
 
@@ -103,7 +130,9 @@ def run_prompt(ctx: Context) -> dict[str, Any]:
     intent = directory.read(statedir.INTENT)
     record = _record(directory)
     _require_stage(record, "stub-paused")
-    document = sources.prompt_document(ctx.world, directory.file(statedir.INITIAL), record["pr_number"], record["id"], intent["checkout"])
+    document = sources.prompt_document(
+        ctx.world, directory.file(statedir.INITIAL), record["pr_number"], record["id"], intent["checkout"]
+    )
     directory.write("prompt-candidate.json", document)
     verdict = judge.evaluate("prompt", document)
     if not verdict.accepted:
@@ -122,7 +151,10 @@ def run_prompt(ctx: Context) -> dict[str, Any]:
         "automation_key": result["automation_key"],
         "rendered_prompt_sha256": result["rendered_prompt_sha256"],
         "payload": update_payload(record["id"], prompt=result["rendered_prompt"]),
-        "next": "call automation_update with this payload exactly (the prompt is three lines, no trailing newline), then `loop.py verify-automation`",
+        "next": (
+            "call automation_update with this payload exactly (the prompt is three lines, no trailing newline), then "
+            "`loop.py verify-automation`"
+        ),
     }
 
 
@@ -142,14 +174,19 @@ def run_delete(ctx: Context) -> dict[str, Any]:
             path="/automation",
         )
     _save(directory, record, "delete-requested")
-    return {"payload": delete_payload(record["id"]), "next": "call automation_update with this payload exactly, then `loop.py verify-automation`"}
+    return {
+        "payload": delete_payload(record["id"]),
+        "next": "call automation_update with this payload exactly, then `loop.py verify-automation`",
+    }
 
 
 # --- verify-automation ---------------------------------------------------------------------
 
 
 def _configure_verify(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--id", dest="automation_id", metavar="ID", help="the automationId the create call answered (first verify only)")
+    parser.add_argument(
+        "--id", dest="automation_id", metavar="ID", help="the automationId the create call answered (first verify only)"
+    )
 
 
 def _observe(ctx: Context, record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -159,9 +196,22 @@ def _observe(ctx: Context, record: dict[str, Any]) -> list[dict[str, Any]]:
         return [dict(r) for r in owned_automations(ctx.world.registry_root(), record["key"])]
 
 
-def _differences(observed: dict[str, Any], record: dict[str, Any], *, status: str, prompt_sha256: str) -> list[dict[str, Any]]:
-    expected = {"id": record["id"], "name": record["key"], "rrule": policy.HEARTBEAT_RRULE, "status": status, "prompt_sha256": prompt_sha256, "problem": None}
-    return [{"field": name, "expected": value, "observed": observed.get(name)} for name, value in expected.items() if observed.get(name) != value]
+def _differences(
+    observed: dict[str, Any], record: dict[str, Any], *, status: str, prompt_sha256: str
+) -> list[dict[str, Any]]:
+    expected = {
+        "id": record["id"],
+        "name": record["key"],
+        "rrule": policy.HEARTBEAT_RRULE,
+        "status": status,
+        "prompt_sha256": prompt_sha256,
+        "problem": None,
+    }
+    return [
+        {"field": name, "expected": value, "observed": observed.get(name)}
+        for name, value in expected.items()
+        if observed.get(name) != value
+    ]
 
 
 def run_verify(ctx: Context) -> dict[str, Any]:
@@ -178,29 +228,60 @@ def run_verify(ctx: Context) -> dict[str, Any]:
     stage = record["stage"]
     if stage == "delete-requested":
         if owned:
-            raise ActError("automation-not-deleted", f"{len(owned)} automation(s) with this loop's key remain: {[r['id'] for r in owned]}; call the delete payload again and verify", details={"payload": delete_payload(record["id"])})
+            raise ActError(
+                "automation-not-deleted",
+                f"{len(owned)} automation(s) with this loop's key remain: {[r['id'] for r in owned]}; call the "
+                "delete payload again and verify",
+                details={"payload": delete_payload(record["id"])},
+            )
         _save(directory, record, "deleted")
         return {"outcome": "deleted", "next": "nothing: the automation is gone"}
     if len(owned) != 1 or owned[0]["id"] != record["id"]:
-        raise ActError("automation-not-unique", f"expected exactly automation {record['id']} with this loop's key, found {[r['id'] for r in owned]}; stop and tell the person, who removes any other", details={"observed": owned})
+        raise ActError(
+            "automation-not-unique",
+            f"expected exactly automation {record['id']} with this loop's key, found {[r['id'] for r in owned]}; "
+            "stop and tell the person, who removes any other",
+            details={"observed": owned},
+        )
     observed = owned[0]
     rendered = record["rendered_prompt_sha256"]
     if stage in ("create-requested", "pause-requested", "stub-active", "stub-paused"):
-        if observed["status"] == "ACTIVE" and not _differences(observed, record, status="ACTIVE", prompt_sha256=record["inert_prompt_sha256"]):
+        if observed["status"] == "ACTIVE" and not _differences(
+            observed, record, status="ACTIVE", prompt_sha256=record["inert_prompt_sha256"]
+        ):
             # Codex has been seen saving a PAUSED create as ACTIVE: pause it before anything else.
             _save(directory, record, "pause-requested")
-            return {"outcome": "created-active", "payload": update_payload(record["id"], status="PAUSED"), "next": "the stub was saved ACTIVE: call automation_update with this payload before anything else, then `loop.py verify-automation`"}
+            return {
+                "outcome": "created-active",
+                "payload": update_payload(record["id"], status="PAUSED"),
+                "next": (
+                    "the stub was saved ACTIVE: call automation_update with this payload before anything else, then "
+                    "`loop.py verify-automation`"
+                ),
+            }
         _require_clean(observed, record, status="PAUSED", prompt_sha256=record["inert_prompt_sha256"])
         _save(directory, record, "stub-paused")
-        return {"outcome": "stub-paused", "automation_id": record["id"], "next": "post the round-0 review request if not yet posted, then `loop.py automation-prompt`"}
+        return {
+            "outcome": "stub-paused",
+            "automation_id": record["id"],
+            "next": "post the round-0 review request if not yet posted, then `loop.py automation-prompt`",
+        }
     if stage in ("prompt-requested", "prompt-verified"):
         _require_clean(observed, record, status="PAUSED", prompt_sha256=rendered)
         _save(directory, record, "activate-requested")
-        return {"outcome": "prompt-verified", "payload": update_payload(record["id"], status="ACTIVE"), "next": "call automation_update with this payload exactly, then `loop.py verify-automation`"}
+        return {
+            "outcome": "prompt-verified",
+            "payload": update_payload(record["id"], status="ACTIVE"),
+            "next": "call automation_update with this payload exactly, then `loop.py verify-automation`",
+        }
     if stage in ("activate-requested", "active"):
         _require_clean(observed, record, status="ACTIVE", prompt_sha256=rendered)
         _save(directory, record, "active")
-        return {"outcome": "active", "automation_id": record["id"], "next": "the loop is live: end this turn; every wakeup starts with `loop.py wakeup`"}
+        return {
+            "outcome": "active",
+            "automation_id": record["id"],
+            "next": "the loop is live: end this turn; every wakeup starts with `loop.py wakeup`",
+        }
     raise ActError("automation-stage-mismatch", f"nothing to verify at stage {stage}", path="/automation/stage")
 
 
@@ -217,8 +298,28 @@ def _require_clean(observed: dict[str, Any], record: dict[str, Any], *, status: 
 
 
 COMMANDS = [
-    Command("automation-create", "the create payload for the PAUSED inert heartbeat stub named by the loop key", _configure_create, run_create),
-    Command("automation-prompt", "collect the bootstrap prompt document, run --prompt, and give the update payload with the rendered prompt", lambda parser: None, run_prompt),
-    Command("automation-delete", "the delete payload, only when the evaluator's action (or a rejected bootstrap) permits it", lambda parser: None, run_delete),
-    Command("verify-automation", "read the registry after an automation_update call and say exactly what to do next", _configure_verify, run_verify),
+    Command(
+        "automation-create",
+        "the create payload for the PAUSED inert heartbeat stub named by the loop key",
+        _configure_create,
+        run_create,
+    ),
+    Command(
+        "automation-prompt",
+        "collect the bootstrap prompt document, run --prompt, and give the update payload with the rendered prompt",
+        lambda parser: None,
+        run_prompt,
+    ),
+    Command(
+        "automation-delete",
+        "the delete payload, only when the evaluator's action (or a rejected bootstrap) permits it",
+        lambda parser: None,
+        run_delete,
+    ),
+    Command(
+        "verify-automation",
+        "read the registry after an automation_update call and say exactly what to do next",
+        _configure_verify,
+        run_verify,
+    ),
 ]

@@ -1,6 +1,7 @@
 """``scripts/loop.py``: the hands' command line, a table of subcommands.
 
-    loop.py COMMAND [--state-dir DIR | --run-id HEX] [--api-url URL] [--gh PATH] [--registry DIR] [--format json|text] ...
+    loop.py COMMAND [--state-dir DIR | --run-id HEX] [--api-url URL] [--gh PATH] [--registry DIR]
+                    [--format json|text] ...
 
 Standard output is exactly one JSON line: ``{"ok": true, "command": ..., ...}``
 or ``{"ok": false, "command": ..., "errors": [{"code", "path", "message"}], ...}``.
@@ -42,18 +43,31 @@ def _common() -> _Parser:
     common.add_argument("--run-id", metavar="HEX", help="name the loop by run id (its default state directory)")
     common.add_argument("--api-url", default="https://api.github.com", help="GitHub REST base URL")
     common.add_argument("--gh", metavar="PATH", help="absolute path of the GitHub CLI (git's credential helper)")
-    common.add_argument("--registry", metavar="DIR", help="the Codex automation registry (default $CODEX_HOME/automations)")
-    common.add_argument("--observed-at", metavar="TS", help="the observation instant (ISO-8601 with offset); default now")
+    common.add_argument(
+        "--registry", metavar="DIR", help="the Codex automation registry (default $CODEX_HOME/automations)"
+    )
+    common.add_argument(
+        "--observed-at", metavar="TS", help="the observation instant (ISO-8601 with offset); default now"
+    )
     common.add_argument("--format", choices=("json", "text"), default="json")
     return common
 
 
 def parser() -> _Parser:
-    top = _Parser(prog="loop.py", allow_abbrev=False, description="The hands of github-codex-pr-loop: build plans, keep the loop's state, manage its automation (references/hands.md).")
+    top = _Parser(
+        prog="loop.py",
+        allow_abbrev=False,
+        description=(
+            "The hands of github-codex-pr-loop: build plans, keep the loop's state, manage its automation "
+            "(references/hands.md)."
+        ),
+    )
     commands = top.add_subparsers(dest="subcommand", metavar="COMMAND", required=True, parser_class=_Parser)
     common = _common()
     for row in TABLE:
-        sub = commands.add_parser(row.name, help=row.summary, description=row.summary, parents=[common], allow_abbrev=False)
+        sub = commands.add_parser(
+            row.name, help=row.summary, description=row.summary, parents=[common], allow_abbrev=False
+        )
         row.configure(sub)
     return top
 
@@ -83,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         _validate(args)
         output_format = args.format
         row = next(row for row in TABLE if row.name == args.subcommand)
-        world = World(api_url=args.api_url, gh=args.gh, registry=args.registry, observed_at=args.observed_at, secrets=secrets)
+        world = World(
+            api_url=args.api_url, gh=args.gh, registry=args.registry, observed_at=args.observed_at, secrets=secrets
+        )
         result: dict[str, Any] = {"ok": True, "command": args.subcommand, **row.run(Context(world, args))}
         status = 0
     except UsageError as error:
@@ -93,7 +109,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         raise
     except Exception as error:  # never a traceback: a bug here must still fail closed
-        result, status = {"ok": False, "command": name, "errors": [{"code": "internal-error", "path": "", "message": f"loop.py error ({type(error).__name__}); no write is permitted"}]}, 2
+        result, status = (
+            {
+                "ok": False,
+                "command": name,
+                "errors": [
+                    {
+                        "code": "internal-error",
+                        "path": "",
+                        "message": f"loop.py error ({type(error).__name__}); no write is permitted",
+                    }
+                ],
+            },
+            2,
+        )
     _emit(result, output_format, secrets)
     return status
 
@@ -123,8 +152,12 @@ def text_report(result: dict[str, Any]) -> str:
     for error in result.get("errors", []):
         lines.append(f"  {error['code']} at {error['path'] or '/'}: {error['message']}")
     for change in result.get("changes", []):
-        lines.append(f"  changed {change['path'] or '/'}: {json.dumps(change.get('old'))} -> {json.dumps(change.get('new'))}")
+        lines.append(
+            f"  changed {change['path'] or '/'}: {json.dumps(change.get('old'))} -> {json.dumps(change.get('new'))}"
+        )
     for key, value in result.items():
         if key not in ("ok", "command", "errors", "approval_summary", "changes"):
-            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value}")
+            lines.append(
+                f"{key}: {json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value}"
+            )
     return "\n".join(lines) + "\n"

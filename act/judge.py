@@ -35,7 +35,9 @@ class Verdict(NamedTuple):
         return self.status == 0 and self.result.get("ok") is True
 
 
-def evaluate(check: str, document: dict[str, Any], *, approved_hash: str | None = None, now: str | None = None) -> Verdict:
+def evaluate(
+    check: str, document: dict[str, Any], *, approved_hash: str | None = None, now: str | None = None
+) -> Verdict:
     """``evaluate_state.py --<check> - [--approved-hash HEX] [--now TS]`` on ``document``."""
     if check not in ("initial", "prompt", "state"):
         raise ValueError(check)
@@ -46,18 +48,27 @@ def evaluate(check: str, document: dict[str, Any], *, approved_hash: str | None 
         if now is not None:
             argv += ["--now", now]
         try:
-            completed = subprocess.run(argv, input=canonical_bytes(document), capture_output=True, timeout=TIMEOUT_SECONDS, cwd=PROJECT_ROOT)
+            completed = subprocess.run(
+                argv, input=canonical_bytes(document), capture_output=True, timeout=TIMEOUT_SECONDS, cwd=PROJECT_ROOT
+            )
         except subprocess.TimeoutExpired:
-            raise ActError("evaluator-failed", f"the evaluator did not answer within {TIMEOUT_SECONDS} s; no write is permitted") from None
+            raise ActError(
+                "evaluator-failed", f"the evaluator did not answer within {TIMEOUT_SECONDS} s; no write is permitted"
+            ) from None
         except OSError as error:
-            raise ActError("evaluator-failed", f"cannot run the evaluator: {error.strerror}; no write is permitted") from None
+            raise ActError(
+                "evaluator-failed", f"cannot run the evaluator: {error.strerror}; no write is permitted"
+            ) from None
     lines = completed.stdout.decode("utf-8", "replace").splitlines()
     try:
         result = json.loads(lines[0]) if len(lines) == 1 else None
     except ValueError:
         result = None
     if not isinstance(result, dict) or completed.returncode not in (0, 1, 2):
-        raise ActError("evaluator-failed", f"the evaluator exited {completed.returncode} without one JSON result; no write is permitted")
+        raise ActError(
+            "evaluator-failed",
+            f"the evaluator exited {completed.returncode} without one JSON result; no write is permitted",
+        )
     return Verdict(completed.returncode, result)
 
 
@@ -67,4 +78,8 @@ def require_accepted(verdict: Verdict, what: str) -> dict[str, Any]:
         return verdict.result
     errors = verdict.result.get("errors", [])
     named = "; ".join(f"{e.get('code')} at {e.get('path') or '/'}" for e in errors[:5])
-    raise ActError("evaluator-rejected", f"the evaluator rejected {what} (exit {verdict.status}): {named}; no write is permitted", details={"evaluator": verdict.result})
+    raise ActError(
+        "evaluator-rejected",
+        f"the evaluator rejected {what} (exit {verdict.status}): {named}; no write is permitted",
+        details={"evaluator": verdict.result},
+    )

@@ -21,7 +21,10 @@ from act.diff import changes
 from act.errors import ActError, UsageError
 from evaluator import markers, policy
 
-PLAN_ACTIONS = {"remediation": ("await-approval", "claim-plan", "execute-remediation"), "finalization": ("await-approval", "claim-plan", "execute-finalization", "finish-finalization")}
+PLAN_ACTIONS = {
+    "remediation": ("await-approval", "claim-plan", "execute-remediation"),
+    "finalization": ("await-approval", "claim-plan", "execute-finalization", "finish-finalization"),
+}
 
 
 # --- shared ------------------------------------------------------------------
@@ -57,7 +60,10 @@ def _text(value: str | None, file: str | None, flag: str) -> str | None:
 def record_plan(directory: statedir.StateDir, pending: dict[str, Any]) -> dict[str, Any]:
     """Make ``pending`` the plan awaiting approval; every plan ever built stays listed by hash."""
     previous = directory.read_optional(statedir.PENDING)
-    directory.write(f"{statedir.PLANS}/{pending['plan_hash']}.json", {key: pending[key] for key in ("kind", "plan_hash", "built_at")})
+    directory.write(
+        f"{statedir.PLANS}/{pending['plan_hash']}.json",
+        {key: pending[key] for key in ("kind", "plan_hash", "built_at")},
+    )
     directory.write(statedir.PENDING, pending)
     return previous or {}
 
@@ -83,8 +89,16 @@ def carried_approval(directory: statedir.StateDir, request_key: str | None) -> s
 
 
 def _options_observing(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--path", action="append", default=[], metavar="P", help="a repository-relative path the change edits (repeat)")
-    parser.add_argument("--command", action="append", default=[], metavar="JSON", help="one validation command as a JSON array of strings, argv[0] absolute (repeat, in order)")
+    parser.add_argument(
+        "--path", action="append", default=[], metavar="P", help="a repository-relative path the change edits (repeat)"
+    )
+    parser.add_argument(
+        "--command",
+        action="append",
+        default=[],
+        metavar="JSON",
+        help="one validation command as a JSON array of strings, argv[0] absolute (repeat, in order)",
+    )
 
 
 # --- init ----------------------------------------------------------------------
@@ -103,7 +117,12 @@ def _configure_init(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--title-file", metavar="PATH", help="the new PR's title, read exactly from a UTF-8 file")
     parser.add_argument("--body", help="the new PR's body")
     parser.add_argument("--body-file", metavar="PATH", help="the new PR's body, read exactly from a UTF-8 file")
-    parser.add_argument("--reuse-pr", type=int, metavar="N", help="the open PR on the head branch to reuse (its title and body stay as they are)")
+    parser.add_argument(
+        "--reuse-pr",
+        type=int,
+        metavar="N",
+        help="the open PR on the head branch to reuse (its title and body stay as they are)",
+    )
 
 
 def _intent(ctx: Context) -> dict[str, Any]:
@@ -113,7 +132,9 @@ def _intent(ctx: Context) -> dict[str, Any]:
         if args.reuse_pr <= 0:
             raise UsageError("--reuse-pr takes a positive PR number")
         if title is not None or body is not None:
-            raise UsageError("a reused PR keeps its title and body: the plan hashes the current ones, so give no --title or --body")
+            raise UsageError(
+                "a reused PR keeps its title and body: the plan hashes the current ones, so give no --title or --body"
+            )
     elif title is None or body is None:
         raise UsageError("a new PR needs --title (or --title-file) and --body (or --body-file)")
     elif not title.strip() or "\n" in title or "\r" in title:
@@ -144,8 +165,18 @@ def _observe_initial(ctx: Context, intent: dict[str, Any]) -> tuple[dict[str, An
     observed = snapshot["existing_pr_number"]
     if observed != intent["reuse_pr_number"]:
         if observed is None:
-            raise ActError("intent-pr-mismatch", f"no open PR has head branch {intent['head_branch']!r}, so #{intent['reuse_pr_number']} cannot be reused", path="/reuse_pr_number")
-        raise ActError("intent-pr-mismatch", f"open PR #{observed} already has head branch {intent['head_branch']!r}; reuse it with --reuse-pr {observed} or choose another head branch", path="/reuse_pr_number")
+            raise ActError(
+                "intent-pr-mismatch",
+                f"no open PR has head branch {intent['head_branch']!r}, so #{intent['reuse_pr_number']} cannot be "
+                "reused",
+                path="/reuse_pr_number",
+            )
+        raise ActError(
+            "intent-pr-mismatch",
+            f"open PR #{observed} already has head branch {intent['head_branch']!r}; reuse it with --reuse-pr "
+            f"{observed} or choose another head branch",
+            path="/reuse_pr_number",
+        )
     if observed is not None:
         title, body = sources.pull_request_texts(ctx.world, intent["repository"], observed)
     else:
@@ -180,7 +211,16 @@ def run_init(ctx: Context) -> dict[str, Any]:
     directory.write(statedir.INITIAL, document)
     directory.write(statedir.INITIAL_TEXTS, texts)
     directory.write(statedir.INITIAL_RESULT, {"validated_at": built_at, "result": result})
-    record_plan(directory, {"kind": "initial", "plan_hash": result["initial_plan_hash"], "mode": intent["mode"], "built_at": built_at, "manifest": document["initial_manifest"]})
+    record_plan(
+        directory,
+        {
+            "kind": "initial",
+            "plan_hash": result["initial_plan_hash"],
+            "mode": intent["mode"],
+            "built_at": built_at,
+            "manifest": document["initial_manifest"],
+        },
+    )
     return {
         "run_id": run_id,
         "state_dir": str(directory.path),
@@ -196,7 +236,10 @@ def _after_init(mode: str, directory: statedir.StateDir) -> str:
     rebuild = f"immediately before fetch-base run `loop.py rebuild --state-dir {directory.path}`"
     if mode == "autonomous":
         return rebuild
-    return f"show the approval summary; when the person replies with the exact hash, run `loop.py approve --state-dir {directory.path} --hash HASH`; then {rebuild}"
+    return (
+        "show the approval summary; when the person replies with the exact hash, run `loop.py approve --state-dir "
+        f"{directory.path} --hash HASH`; then {rebuild}"
+    )
 
 
 # --- rebuild ---------------------------------------------------------------------
@@ -211,7 +254,12 @@ def run_rebuild(ctx: Context) -> dict[str, Any]:
     if intent["mode"] == "approval-gated":
         approved = recorded_approval(directory, ("initial",))
         if approved != plan_hash:
-            raise ActError("approval-missing", f"the person has not approved the initial plan {plan_hash}; show its summary and wait for them to name that hash", path="/initial_plan_hash")
+            raise ActError(
+                "approval-missing",
+                f"the person has not approved the initial plan {plan_hash}; show its summary and wait for them to "
+                "name that hash",
+                path="/initial_plan_hash",
+            )
     else:
         approved = plan_hash  # autonomous: the second validation must give the first hash
     snapshot, texts = _observe_initial(ctx, intent)
@@ -220,12 +268,15 @@ def run_rebuild(ctx: Context) -> dict[str, Any]:
     if found:
         raise ActError(
             "plan-changed",
-            f"{len(found)} value(s) changed since the plan {plan_hash} was validated (listed in changes); no initial side effect is permitted; "
+            f"{len(found)} value(s) changed since the plan {plan_hash} was validated (listed in changes); no initial "
+            "side effect is permitted; "
             "start over with `loop.py init` and have the new plan approved",
             path="/initial_plan_hash",
             details={"approved_hash": plan_hash, "rebuilt_hash": document["initial_plan_hash"], "changes": found},
         )
-    result = judge.require_accepted(judge.evaluate("initial", document, approved_hash=approved), "the rebuilt initial document")
+    result = judge.require_accepted(
+        judge.evaluate("initial", document, approved_hash=approved), "the rebuilt initial document"
+    )
     directory.write(statedir.INITIAL_RESULT, {"validated_at": statedir.now_text(), "rebuilt": True, "result": result})
     return {
         "initial_plan_hash": result["initial_plan_hash"],
@@ -242,10 +293,16 @@ def run_rebuild(ctx: Context) -> dict[str, Any]:
 
 
 def _configure_plan(parser: argparse.ArgumentParser, *, choices: bool) -> None:
-    parser.add_argument("--state", metavar="PATH", help="the collected state to plan from (default: the state directory's state.json)")
+    parser.add_argument(
+        "--state", metavar="PATH", help="the collected state to plan from (default: the state directory's state.json)"
+    )
     if choices:
         _options_observing(parser)
-        parser.add_argument("--reuse-pending", action="store_true", help="rebuild with the pending plan's paths and commands (after the person approved it)")
+        parser.add_argument(
+            "--reuse-pending",
+            action="store_true",
+            help="rebuild with the pending plan's paths and commands (after the person approved it)",
+        )
 
 
 def _state_input(ctx: Context, directory: statedir.StateDir) -> dict[str, Any]:
@@ -267,44 +324,86 @@ def _require_action(directory: statedir.StateDir, state: dict[str, Any], expecte
     verdict = judge.evaluate("state", state)
     result = judge.require_accepted(verdict, "the state")
     if result["action"] != expected:
-        code = {"plan-remediation": "action-not-plan-remediation", "plan-finalization": "action-not-plan-finalization"}[expected]
-        raise ActError(code, f"the evaluator emitted {result['action']} ({', '.join(result['reasons'])}), not {expected}: no plan is built; obey that action", details={"evaluation": result})
+        code = {"plan-remediation": "action-not-plan-remediation", "plan-finalization": "action-not-plan-finalization"}[
+            expected
+        ]
+        raise ActError(
+            code,
+            f"the evaluator emitted {result['action']} ({', '.join(result['reasons'])}), not {expected}: no plan is "
+            "built; obey that action",
+            details={"evaluation": result},
+        )
     return result
 
 
-def _finish_plan(ctx: Context, directory: statedir.StateDir, state: dict[str, Any], manifest: dict[str, Any], choices: dict[str, Any] | None, plan_summary: dict[str, Any]) -> dict[str, Any]:
+def _finish_plan(
+    ctx: Context,
+    directory: statedir.StateDir,
+    state: dict[str, Any],
+    manifest: dict[str, Any],
+    choices: dict[str, Any] | None,
+    plan_summary: dict[str, Any],
+) -> dict[str, Any]:
     kind = manifest["kind"]
     approved = carried_approval(directory, state["request_key"])
     planned = recurring.embed(state, manifest, approved_plan_hash=approved)
     result = judge.require_accepted(judge.evaluate("state", planned), f"the state with the {kind} plan")
     plan_hash = planned[f"{kind}_plan_hash"]
     if result["action"] not in PLAN_ACTIONS[kind]:
-        raise ActError("plan-not-accepted", f"with the plan embedded the evaluator emitted {result['action']} ({', '.join(result['reasons'])}); the plan is not recorded; obey that action", details={"evaluation": result})
+        raise ActError(
+            "plan-not-accepted",
+            f"with the plan embedded the evaluator emitted {result['action']} ({', '.join(result['reasons'])}); the "
+            "plan is not recorded; obey that action",
+            details={"evaluation": result},
+        )
     directory.write(statedir.STATE, planned)
     directory.write(statedir.LAST_RESULT, result)
-    previous = record_plan(directory, {
-        "kind": kind,
+    previous = record_plan(
+        directory,
+        {
+            "kind": kind,
+            "plan_hash": plan_hash,
+            "mode": state["mode"],
+            "built_at": statedir.now_text(),
+            "request_key": state["request_key"],
+            "wakeup_id": state["wakeup_id"],
+            "choices": choices,
+            "manifest": manifest,
+        },
+    )
+    output: dict[str, Any] = {
+        "plan_kind": kind,
         "plan_hash": plan_hash,
-        "mode": state["mode"],
-        "built_at": statedir.now_text(),
-        "request_key": state["request_key"],
-        "wakeup_id": state["wakeup_id"],
-        "choices": choices,
-        "manifest": manifest,
-    })
-    output: dict[str, Any] = {"plan_kind": kind, "plan_hash": plan_hash, "action": result["action"], "reasons": result["reasons"], "evaluation": result, "approval_summary": plan_summary}
-    if previous.get("kind") == kind and previous.get("request_key") == state["request_key"] and previous.get("plan_hash") != plan_hash:
+        "action": result["action"],
+        "reasons": result["reasons"],
+        "evaluation": result,
+        "approval_summary": plan_summary,
+    }
+    if (
+        previous.get("kind") == kind
+        and previous.get("request_key") == state["request_key"]
+        and previous.get("plan_hash") != plan_hash
+    ):
         output["changes_since_pending"] = changes(previous["manifest"], manifest)
-        output["note"] = f"this plan differs from the pending plan {previous['plan_hash']}; an approval of that hash does not carry over"
+        output["note"] = (
+            f"this plan differs from the pending plan {previous['plan_hash']}; an approval of that hash does not "
+            "carry over"
+        )
     output["next"] = _next_for_plan(result["action"], directory, plan_hash)
     return output
 
 
 def _next_for_plan(action: str, directory: statedir.StateDir, plan_hash: str) -> str:
     if action == "await-approval":
-        return f"show the approval summary and end the wakeup; when the person names the exact hash, run `loop.py approve --state-dir {directory.path} --hash {plan_hash}`"
+        return (
+            "show the approval summary and end the wakeup; when the person names the exact hash, run `loop.py "
+            f"approve --state-dir {directory.path} --hash {plan_hash}`"
+        )
     if action == "claim-plan":
-        return "post claim_comment_body (in evaluation) as one PR comment, then re-collect in this same wakeup: `loop.py wakeup --continue`"
+        return (
+            "post claim_comment_body (in evaluation) as one PR comment, then re-collect in this same wakeup: "
+            "`loop.py wakeup --continue`"
+        )
     return f"obey {action} (references/actions.md)"
 
 
@@ -318,11 +417,19 @@ def run_plan_remediation(ctx: Context) -> dict[str, Any]:
             raise UsageError("--reuse-pending takes the pending plan's paths and commands; give no --path or --command")
         pending = directory.read_optional(statedir.PENDING) or {}
         if pending.get("kind") != "remediation":
-            raise ActError("pending-plan-missing", "there is no pending remediation plan to rebuild; choose --path and --command")
-        paths, argvs, template = pending["choices"]["paths"], pending["choices"]["commands"], pending["choices"]["review_request_body_template"]
+            raise ActError(
+                "pending-plan-missing", "there is no pending remediation plan to rebuild; choose --path and --command"
+            )
+        paths, argvs, template = (
+            pending["choices"]["paths"],
+            pending["choices"]["commands"],
+            pending["choices"]["review_request_body_template"],
+        )
     else:
         if not args.path:
-            raise UsageError("name the paths the fix edits with --path (or rebuild the pending plan with --reuse-pending)")
+            raise UsageError(
+                "name the paths the fix edits with --path (or rebuild the pending plan with --reuse-pending)"
+            )
         paths, argvs, template = sorted(args.path), command_argvs(args.command), None
     _require_action(directory, state, "plan-remediation")
     manifest = recurring.remediation_manifest(
@@ -332,7 +439,11 @@ def run_plan_remediation(ctx: Context) -> dict[str, Any]:
         execution=sources.execution_boundary(ctx.world, intent["checkout"], state["repository"]),
         template=template,
     )
-    choices = {"paths": manifest["paths"], "commands": argvs, "review_request_body_template": manifest["review_request_body_template"]}
+    choices = {
+        "paths": manifest["paths"],
+        "commands": argvs,
+        "review_request_body_template": manifest["review_request_body_template"],
+    }
     plan_summary = summary.remediation_summary(state, manifest, recurring.plan_hash(manifest))
     return _finish_plan(ctx, directory, state, manifest, choices, plan_summary)
 
@@ -361,17 +472,40 @@ def run_approve(ctx: Context) -> dict[str, Any]:
     if pending is None:
         raise ActError("approval-no-pending-plan", "no plan is pending; nothing can be approved", path="/hash")
     if pending["mode"] == "autonomous":
-        raise ActError("approval-not-needed", "this loop is autonomous: its plans need no approval and none is recorded", path="/hash")
+        raise ActError(
+            "approval-not-needed",
+            "this loop is autonomous: its plans need no approval and none is recorded",
+            path="/hash",
+        )
     if not HEX64.fullmatch(named):
-        raise ActError("approval-hash-malformed", f"{named[:80]!r} is not a 64-character lowercase hex hash; a shortened or re-cased hash is no approval. The pending plan is {pending['plan_hash']}", path="/hash")
+        raise ActError(
+            "approval-hash-malformed",
+            f"{named[:80]!r} is not a 64-character lowercase hex hash; a shortened or re-cased hash is no approval. "
+            f"The pending plan is {pending['plan_hash']}",
+            path="/hash",
+        )
     if named != pending["plan_hash"]:
         if directory.exists(f"{statedir.PLANS}/{named}.json"):
             older = directory.read(f"{statedir.PLANS}/{named}.json")
-            raise ActError("approval-hash-stale", f"{named} names an older {older['kind']} plan (built {older['built_at']}), not the pending {pending['kind']} plan {pending['plan_hash']}; show the person the pending plan and wait for its hash", path="/hash")
-        raise ActError("approval-hash-mismatch", f"{named} is not the pending {pending['kind']} plan's hash {pending['plan_hash']}; nothing is approved", path="/hash")
+            raise ActError(
+                "approval-hash-stale",
+                f"{named} names an older {older['kind']} plan (built {older['built_at']}), not the pending "
+                f"{pending['kind']} plan {pending['plan_hash']}; show the person the pending plan and wait for its "
+                "hash",
+                path="/hash",
+            )
+        raise ActError(
+            "approval-hash-mismatch",
+            f"{named} is not the pending {pending['kind']} plan's hash {pending['plan_hash']}; nothing is approved",
+            path="/hash",
+        )
     approval = {"plan_hash": named, "kind": pending["kind"], "approved_at": statedir.now_text()}
     directory.write(statedir.APPROVAL, approval)
-    after = f"immediately before fetch-base run `loop.py rebuild --state-dir {directory.path}`" if pending["kind"] == "initial" else "the next wakeup carries this approval; rebuild the plan there with the same choices"
+    after = (
+        f"immediately before fetch-base run `loop.py rebuild --state-dir {directory.path}`"
+        if pending["kind"] == "initial"
+        else "the next wakeup carries this approval; rebuild the plan there with the same choices"
+    )
     return {"approved": approval, "next": after}
 
 
@@ -383,7 +517,9 @@ def run_status(ctx: Context) -> dict[str, Any]:
         "state_dir": str(directory.path),
         "run_id": intent.get("run_id"),
         "mode": intent.get("mode"),
-        "pending_plan": None if pending is None else {key: pending.get(key) for key in ("kind", "plan_hash", "built_at", "request_key")},
+        "pending_plan": None
+        if pending is None
+        else {key: pending.get(key) for key in ("kind", "plan_hash", "built_at", "request_key")},
         "approval": directory.read_optional(statedir.APPROVAL),
         "wakeup": directory.read_optional(statedir.WAKEUP),
         "automation": directory.read_optional(statedir.AUTOMATION),
@@ -392,10 +528,40 @@ def run_status(ctx: Context) -> dict[str, Any]:
 
 
 COMMANDS = [
-    Command("init", "observe the checkout and GitHub, build and validate the initial plan, create the state directory", _configure_init, run_init),
-    Command("rebuild", "immediately before fetch-base: rebuild the initial plan from fresh observations and compare", lambda parser: None, run_rebuild),
-    Command("plan-remediation", "build the remediation plan the evaluator asked for, embed it, re-run --state", lambda parser: _configure_plan(parser, choices=True), run_plan_remediation),
-    Command("plan-finalization", "build the finalization plan (phase one or two) the evaluator asked for, embed it, re-run --state", lambda parser: _configure_plan(parser, choices=False), run_plan_finalization),
-    Command("approve", "record the person's approval of the pending plan, only for its exact hash", _configure_approve, run_approve),
-    Command("status", "what the state directory holds: pending plan, approval, wakeup, automation", lambda parser: None, run_status),
+    Command(
+        "init",
+        "observe the checkout and GitHub, build and validate the initial plan, create the state directory",
+        _configure_init,
+        run_init,
+    ),
+    Command(
+        "rebuild",
+        "immediately before fetch-base: rebuild the initial plan from fresh observations and compare",
+        lambda parser: None,
+        run_rebuild,
+    ),
+    Command(
+        "plan-remediation",
+        "build the remediation plan the evaluator asked for, embed it, re-run --state",
+        lambda parser: _configure_plan(parser, choices=True),
+        run_plan_remediation,
+    ),
+    Command(
+        "plan-finalization",
+        "build the finalization plan (phase one or two) the evaluator asked for, embed it, re-run --state",
+        lambda parser: _configure_plan(parser, choices=False),
+        run_plan_finalization,
+    ),
+    Command(
+        "approve",
+        "record the person's approval of the pending plan, only for its exact hash",
+        _configure_approve,
+        run_approve,
+    ),
+    Command(
+        "status",
+        "what the state directory holds: pending plan, approval, wakeup, automation",
+        lambda parser: None,
+        run_status,
+    ),
 ]

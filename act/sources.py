@@ -95,7 +95,10 @@ def pull_request_texts(world: World, repository: str, number: int) -> tuple[str,
             pull = client.get(f"/repos/{owner}/{name}/pulls/{number}").body
         finally:
             client.close()
-    title, body = pull.get("title") if isinstance(pull, dict) else None, pull.get("body") if isinstance(pull, dict) else None
+    title, body = (
+        pull.get("title") if isinstance(pull, dict) else None,
+        pull.get("body") if isinstance(pull, dict) else None,
+    )
     if not isinstance(title, str) or not (body is None or isinstance(body, str)):
         raise ActError("pull-request-texts-unreadable", f"pull request #{number} has no string title or body")
     return title, body or ""  # GitHub says null for an empty body
@@ -123,7 +126,9 @@ def commands(argvs: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
         return [{"argv": list(argv), "definition_sha256": command_definition_sha256(list(argv))} for argv in argvs]
 
 
-def wakeup_state(world: World, checkout: str, bootstrap_snapshot: dict[str, Any], wakeup_id: str, approved_plan_hash: str | None) -> dict[str, Any]:
+def wakeup_state(
+    world: World, checkout: str, bootstrap_snapshot: dict[str, Any], wakeup_id: str, approved_plan_hash: str | None
+) -> dict[str, Any]:
     from observe import collect
 
     with observing():
@@ -137,11 +142,20 @@ def wakeup_state(world: World, checkout: str, bootstrap_snapshot: dict[str, Any]
         )
 
 
-def prompt_document(world: World, initial_path: Path, pr_number: int, automation_id: str, checkout: str) -> dict[str, Any]:
+def prompt_document(
+    world: World, initial_path: Path, pr_number: int, automation_id: str, checkout: str
+) -> dict[str, Any]:
     from observe import collect
 
     with observing():
-        return collect.prompt(world.settings(), initial_path=str(initial_path), pr_number=pr_number, automation_id=automation_id, checkout=checkout, registry=world.registry)
+        return collect.prompt(
+            world.settings(),
+            initial_path=str(initial_path),
+            pr_number=pr_number,
+            automation_id=automation_id,
+            checkout=checkout,
+            registry=world.registry,
+        )
 
 
 def registry(world: World) -> list[Any]:

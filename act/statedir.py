@@ -70,12 +70,18 @@ class StateDir:
         """A new, empty, private directory; an existing one is refused (one loop, one directory)."""
         path = Path(os.path.abspath(path))
         if checkout is not None and _inside(path, Path(os.path.realpath(checkout))):
-            raise ActError("state-dir-inside-checkout", f"{path} is inside the checkout; the loop's state lives outside it", path="/state_dir")
+            raise ActError(
+                "state-dir-inside-checkout",
+                f"{path} is inside the checkout; the loop's state lives outside it",
+                path="/state_dir",
+            )
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.mkdir(path, 0o700)
         except FileExistsError:
-            raise ActError("state-dir-exists", f"{path} already exists; a new loop needs a new state directory", path="/state_dir") from None
+            raise ActError(
+                "state-dir-exists", f"{path} already exists; a new loop needs a new state directory", path="/state_dir"
+            ) from None
         except OSError as error:
             raise ActError("state-dir-unusable", f"cannot create {path}: {error.strerror}", path="/state_dir") from None
         os.chmod(path, 0o700)  # the umask may have narrowed mkdir's mode, never widened it; be exact
@@ -88,13 +94,23 @@ class StateDir:
         try:
             info = os.lstat(self.path)
         except FileNotFoundError:
-            raise ActError("state-dir-missing", f"{self.path} does not exist; run `loop.py init` first, or name the right --state-dir", path="/state_dir") from None
+            raise ActError(
+                "state-dir-missing",
+                f"{self.path} does not exist; run `loop.py init` first, or name the right --state-dir",
+                path="/state_dir",
+            ) from None
         except OSError as error:
-            raise ActError("state-dir-unusable", f"cannot examine {self.path}: {error.strerror}", path="/state_dir") from None
+            raise ActError(
+                "state-dir-unusable", f"cannot examine {self.path}: {error.strerror}", path="/state_dir"
+            ) from None
         if not stat.S_ISDIR(info.st_mode):
             raise ActError("state-dir-unsafe", f"{self.path} is not a plain directory", path="/state_dir")
         if info.st_uid != os.getuid() or info.st_mode & 0o077:
-            raise ActError("state-dir-unsafe", f"{self.path} must be owned by this user with mode 0700 (is {oct(info.st_mode & 0o777)})", path="/state_dir")
+            raise ActError(
+                "state-dir-unsafe",
+                f"{self.path} must be owned by this user with mode 0700 (is {oct(info.st_mode & 0o777)})",
+                path="/state_dir",
+            )
 
     def file(self, name: str) -> Path:
         return self.path / name
@@ -109,7 +125,9 @@ class StateDir:
             with open(path, "rb", opener=_no_follow) as handle:
                 info = os.fstat(handle.fileno())
                 if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077:
-                    raise ActError("state-file-unsafe", f"{path} must be a regular file with mode 0600", path="/state_dir")
+                    raise ActError(
+                        "state-file-unsafe", f"{path} must be a regular file with mode 0600", path="/state_dir"
+                    )
                 raw = handle.read()
         except FileNotFoundError:
             raise ActError("state-file-missing", f"{path} does not exist", path="/state_dir") from None

@@ -45,7 +45,9 @@ def initial_summary(document: Mapping[str, Any], pr_title: str, pr_body: str) ->
         "base_sha": snapshot["base_sha"],
         "head_branch": snapshot["head_branch"],
         "head_sha": snapshot["current_head_sha"],
-        "pull_request": f"reuse #{reuse} (title and body unchanged)" if reuse is not None else "create a new pull request",
+        "pull_request": f"reuse #{reuse} (title and body unchanged)"
+        if reuse is not None
+        else "create a new pull request",
         "pr_title": pr_title,
         "pr_body": pr_body,
         "paths": list(snapshot["paths"]),
@@ -55,7 +57,10 @@ def initial_summary(document: Mapping[str, Any], pr_title: str, pr_body: str) ->
         "threads": [],
         "gates": None,
         "execution": _execution(snapshot["execution_boundary"]),
-        "automation": f"a heartbeat in this thread, {policy.HEARTBEAT_RRULE}, created PAUSED and activated only after the evaluator renders its prompt",
+        "automation": (
+            f"a heartbeat in this thread, {policy.HEARTBEAT_RRULE}, created PAUSED and activated only after the "
+            "evaluator renders its prompt"
+        ),
         "how_to_approve": how_to_approve(manifest["mode"], document["initial_plan_hash"]),
     }
 
@@ -80,20 +85,27 @@ def remediation_summary(state: Mapping[str, Any], manifest: Mapping[str, Any], p
         "commands": [list(c["argv"]) for c in manifest["commands"]],
         "review_request_text": manifest["review_request_body_template"],
         "review_request_note": f"{policy.FINAL_HEAD_PLACEHOLDER} is replaced by the pushed fix commit",
-        "threads": [{"id": t["id"], "do": "reply", "reply_ends_with": markers.reply_marker(state["run_id"], round_number)} for t in manifest["actionable_threads"]],
+        "threads": [
+            {"id": t["id"], "do": "reply", "reply_ends_with": markers.reply_marker(state["run_id"], round_number)}
+            for t in manifest["actionable_threads"]
+        ],
         "gates": None,
         "execution": _execution(manifest["execution"]),
         "how_to_approve": how_to_approve(state["mode"], plan_hash),
     }
 
 
-def finalization_summary(state: Mapping[str, Any], manifest: Mapping[str, Any], plan_hash: str, phase: str) -> dict[str, Any]:
+def finalization_summary(
+    state: Mapping[str, Any], manifest: Mapping[str, Any], plan_hash: str, phase: str
+) -> dict[str, Any]:
     """``phase`` is "one" (the evaluator said codex-clean) or "two" (finalization-phase-two)."""
     operations = list(manifest["operations"])
     return {
         "plan_kind": "finalization",
         "plan_hash": plan_hash,
-        "phase": "two: delete the automation" if phase == "two" else "one: the GitHub operations; the deletion needs a second plan",
+        "phase": "two: delete the automation"
+        if phase == "two"
+        else "one: the GitHub operations; the deletion needs a second plan",
         "mode": state["mode"],
         "operations": operations,
         "repository": manifest["repository"],

@@ -32,7 +32,9 @@ from evaluator.render import render_prompt
 
 # Actions after which this wakeup writes nothing more: it ends with them.
 ENDS_THE_WAKEUP = ("wait", "await-approval", "done", "state-inconsistency", "report")
-_LINE_ONE, _KEY_PREFIX, _CHECKPOINT_PREFIX = (line.split("{{")[0] for line in policy.AUTOMATION_PROMPT_TEMPLATE_V1.split("\n"))
+_LINE_ONE, _KEY_PREFIX, _CHECKPOINT_PREFIX = (
+    line.split("{{")[0] for line in policy.AUTOMATION_PROMPT_TEMPLATE_V1.split("\n")
+)
 
 
 # --- the prompt ----------------------------------------------------------------------------
@@ -41,30 +43,60 @@ _LINE_ONE, _KEY_PREFIX, _CHECKPOINT_PREFIX = (line.split("{{")[0] for line in po
 def checkpoint_from_prompt(text: str) -> tuple[str, dict[str, Any]]:
     """(loop key, bootstrap snapshot) from a rendered prompt, which must be exactly its own rendering."""
     lines = text.split("\n")
-    if len(lines) != 3 or lines[0] != _LINE_ONE or not lines[1].startswith(_KEY_PREFIX) or not lines[2].startswith(_CHECKPOINT_PREFIX):
-        raise ActError("prompt-not-rendered", "the prompt is not the three lines of the loop's v1 prompt (the automation's prompt, byte for byte)", path="/prompt")
-    key = lines[1][len(_KEY_PREFIX):]
+    if (
+        len(lines) != 3
+        or lines[0] != _LINE_ONE
+        or not lines[1].startswith(_KEY_PREFIX)
+        or not lines[2].startswith(_CHECKPOINT_PREFIX)
+    ):
+        raise ActError(
+            "prompt-not-rendered",
+            "the prompt is not the three lines of the loop's v1 prompt (the automation's prompt, byte for byte)",
+            path="/prompt",
+        )
+    key = lines[1][len(_KEY_PREFIX) :]
     try:
-        boot = parse_document(lines[2][len(_CHECKPOINT_PREFIX):].encode("utf-8"))
+        boot = parse_document(lines[2][len(_CHECKPOINT_PREFIX) :].encode("utf-8"))
     except Rejected as error:
-        raise ActError("prompt-not-rendered", f"the checkpoint on the prompt's third line is not strict JSON: {error}", path="/prompt") from None
+        raise ActError(
+            "prompt-not-rendered",
+            f"the checkpoint on the prompt's third line is not strict JSON: {error}",
+            path="/prompt",
+        ) from None
     state = boot.get("state")
-    if not isinstance(state, dict) or not all(isinstance(state.get(k), t) for k, t in (("host", str), ("repository", str), ("pr_number", int), ("run_id", str))):
+    if not isinstance(state, dict) or not all(
+        isinstance(state.get(k), t)
+        for k, t in (("host", str), ("repository", str), ("pr_number", int), ("run_id", str))
+    ):
         raise ActError("prompt-not-rendered", "the checkpoint carries no bootstrap state", path="/prompt")
     expected_key = markers.automation_key(state["host"], state["repository"], state["pr_number"], state["run_id"])
     if key != expected_key or render_prompt(key, boot) != text:
-        raise ActError("prompt-not-rendered", "the prompt is not the evaluator's rendering of the checkpoint it carries (key or bytes differ)", path="/prompt")
+        raise ActError(
+            "prompt-not-rendered",
+            "the prompt is not the evaluator's rendering of the checkpoint it carries (key or bytes differ)",
+            path="/prompt",
+        )
     return key, boot
 
 
 def prompt_from_registry(world: sources.World, key: str) -> str:
     """The prompt of the one automation that carries the loop key, read cleanly."""
-    owned = [o for o in sources.registry(world) if o.record["name"] == key or (o.prompt is not None and key in o.prompt)]
+    owned = [
+        o for o in sources.registry(world) if o.record["name"] == key or (o.prompt is not None and key in o.prompt)
+    ]
     if len(owned) != 1:
-        raise ActError("automation-not-unique", f"{len(owned)} automations carry the key {key}; exactly one must", path="/automation_key")
+        raise ActError(
+            "automation-not-unique",
+            f"{len(owned)} automations carry the key {key}; exactly one must",
+            path="/automation_key",
+        )
     observation = owned[0]
     if observation.record["problem"] is not None or observation.prompt is None:
-        raise ActError("automation-prompt-unreadable", f"automation {observation.record['id']} cannot be read cleanly ({observation.record['problem']})", path="/automation_key")
+        raise ActError(
+            "automation-prompt-unreadable",
+            f"automation {observation.record['id']} cannot be read cleanly ({observation.record['problem']})",
+            path="/automation_key",
+        )
     return observation.prompt
 
 
@@ -75,7 +107,11 @@ def _prompt_text(ctx: Context) -> str:
     if args.automation_key is not None:
         return prompt_from_registry(ctx.world, args.automation_key)
     try:
-        raw = sys.stdin.buffer.read(policy.MAX_DOCUMENT_BYTES + 1) if args.prompt_file == "-" else Path(args.prompt_file).read_bytes()
+        raw = (
+            sys.stdin.buffer.read(policy.MAX_DOCUMENT_BYTES + 1)
+            if args.prompt_file == "-"
+            else Path(args.prompt_file).read_bytes()
+        )
     except OSError as error:
         raise UsageError(f"cannot read --prompt-file {args.prompt_file!r}: {error.strerror}") from None
     try:
@@ -93,11 +129,20 @@ def start_wakeup(directory: statedir.StateDir) -> dict[str, Any]:
     if current is not None and current["ended_at"] is None and current["claims"]:
         raise ActError(
             "wakeup-claim-open",
-            f"wakeup {current['wakeup_id']} posted a claim and has not ended: continue it with `loop.py wakeup --continue` "
-            "(same wakeup id); if that wakeup is over, end it with `loop.py end-wakeup` first (its claim then counts as another wakeup's)",
+            f"wakeup {current['wakeup_id']} posted a claim and has not ended: continue it with `loop.py wakeup "
+            "--continue` "
+            "(same wakeup id); if that wakeup is over, end it with `loop.py end-wakeup` first (its claim then counts "
+            "as another wakeup's)",
             path="/wakeup_id",
         )
-    record: dict[str, Any] = {"wakeup_id": secrets.token_hex(16), "started_at": statedir.now_text(), "ended_at": None, "end_reason": None, "claims": [], "executed": []}
+    record: dict[str, Any] = {
+        "wakeup_id": secrets.token_hex(16),
+        "started_at": statedir.now_text(),
+        "ended_at": None,
+        "end_reason": None,
+        "claims": [],
+        "executed": [],
+    }
     directory.write(statedir.WAKEUP, record)
     return record
 
@@ -105,16 +150,26 @@ def start_wakeup(directory: statedir.StateDir) -> dict[str, Any]:
 def current_wakeup(directory: statedir.StateDir) -> dict[str, Any]:
     current = directory.read_optional(statedir.WAKEUP)
     if current is None or current["ended_at"] is not None:
-        raise ActError("wakeup-not-open", "no wakeup is open to continue; start one with `loop.py wakeup`", path="/wakeup_id")
+        raise ActError(
+            "wakeup-not-open", "no wakeup is open to continue; start one with `loop.py wakeup`", path="/wakeup_id"
+        )
     return current
 
 
-def record_claim(directory: statedir.StateDir, wakeup_id: str, plan_hash: str, kind: str, comment_id: int | None = None) -> dict[str, Any]:
+def record_claim(
+    directory: statedir.StateDir, wakeup_id: str, plan_hash: str, kind: str, comment_id: int | None = None
+) -> dict[str, Any]:
     """Called right after a claim comment is posted: this wakeup now continues under its id."""
     current = current_wakeup(directory)
     if current["wakeup_id"] != wakeup_id:
-        raise ActError("wakeup-id-mismatch", f"the claim names wakeup {wakeup_id}, the open wakeup is {current['wakeup_id']}", path="/wakeup_id")
-    current["claims"].append({"plan_hash": plan_hash, "kind": kind, "comment_id": comment_id, "posted_at": statedir.now_text()})
+        raise ActError(
+            "wakeup-id-mismatch",
+            f"the claim names wakeup {wakeup_id}, the open wakeup is {current['wakeup_id']}",
+            path="/wakeup_id",
+        )
+    current["claims"].append(
+        {"plan_hash": plan_hash, "kind": kind, "comment_id": comment_id, "posted_at": statedir.now_text()}
+    )
     directory.write(statedir.WAKEUP, current)
     return current
 
@@ -150,8 +205,15 @@ def claimed_pending_plan(directory: statedir.StateDir, wakeup: dict[str, Any]) -
 
 def _configure_wakeup(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompt-file", metavar="PATH", help="the automation's prompt, exactly (- for standard input)")
-    parser.add_argument("--automation-key", metavar="KEY", help="read the prompt of the owned automation named by this loop key")
-    parser.add_argument("--continue", dest="continue_wakeup", action="store_true", help="re-collect within the current wakeup (after a claim), under the same wakeup id")
+    parser.add_argument(
+        "--automation-key", metavar="KEY", help="read the prompt of the owned automation named by this loop key"
+    )
+    parser.add_argument(
+        "--continue",
+        dest="continue_wakeup",
+        action="store_true",
+        help="re-collect within the current wakeup (after a claim), under the same wakeup id",
+    )
 
 
 def run_wakeup(ctx: Context) -> dict[str, Any]:
@@ -160,15 +222,25 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir(run_id)
     intent = directory.read(statedir.INTENT)
     if intent["run_id"] != run_id:
-        raise ActError("run-id-mismatch", f"the prompt's run {run_id} is not this state directory's run {intent['run_id']}", path="/run_id")
+        raise ActError(
+            "run-id-mismatch",
+            f"the prompt's run {run_id} is not this state directory's run {intent['run_id']}",
+            path="/run_id",
+        )
     record = current_wakeup(directory) if ctx.args.continue_wakeup else start_wakeup(directory)
-    state = sources.wakeup_state(ctx.world, intent["checkout"], boot, record["wakeup_id"], carried_approval(directory, None))
+    state = sources.wakeup_state(
+        ctx.world, intent["checkout"], boot, record["wakeup_id"], carried_approval(directory, None)
+    )
     approved = carried_approval(directory, state["request_key"])
     state["approved_plan_hash"] = approved  # spent once a new request has begun
     embedded = claimed_pending_plan(directory, record) if ctx.args.continue_wakeup else None
     if embedded is not None:
         manifest = embedded["manifest"]
-        boundary = sources.execution_boundary(ctx.world, intent["checkout"], state["repository"]) if manifest["kind"] == "remediation" else None
+        boundary = (
+            sources.execution_boundary(ctx.world, intent["checkout"], state["repository"])
+            if manifest["kind"] == "remediation"
+            else None
+        )
         state = recurring.embed(state, manifest, approved_plan_hash=approved, execution_boundary=boundary)
     verdict = judge.evaluate("state", state)
     directory.write(statedir.STATE, state)
@@ -196,8 +268,15 @@ def _next(result: dict[str, Any], directory: statedir.StateDir) -> str:
     pending = directory.read_optional(statedir.PENDING) or {}
     if action in ("plan-remediation", "plan-finalization"):
         kind = action.removeprefix("plan-")
-        if action == "plan-remediation" and pending.get("kind") == "remediation" and pending.get("request_key") == result["request_key"]:
-            return f"a remediation plan for this request is pending ({pending['plan_hash']}): rebuild it with `loop.py plan-remediation --reuse-pending`, or choose again with --path/--command"
+        if (
+            action == "plan-remediation"
+            and pending.get("kind") == "remediation"
+            and pending.get("request_key") == result["request_key"]
+        ):
+            return (
+                f"a remediation plan for this request is pending ({pending['plan_hash']}): rebuild it with `loop.py "
+                "plan-remediation --reuse-pending`, or choose again with --path/--command"
+            )
         return f"`loop.py {action}`" + (" --path P ... [--command JSON ...]" if kind == "remediation" else "")
     if action in ENDS_THE_WAKEUP:
         return f"{action}: this wakeup is over (references/actions.md)"
@@ -214,22 +293,33 @@ def run_end_wakeup(ctx: Context) -> dict[str, Any]:
 
 
 def _configure_claim(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--plan-hash", required=True, metavar="HEX", help="the plan the posted claim names (the pending plan)")
-    parser.add_argument("--kind", required=True, choices=("remediation", "finalization", "cleanup"), help="the claim's kind, as in its marker")
+    parser.add_argument(
+        "--plan-hash", required=True, metavar="HEX", help="the plan the posted claim names (the pending plan)"
+    )
+    parser.add_argument(
+        "--kind",
+        required=True,
+        choices=("remediation", "finalization", "cleanup"),
+        help="the claim's kind, as in its marker",
+    )
     parser.add_argument("--comment-id", type=int, metavar="N", help="the posted claim comment's id")
 
 
 def _pending_hash(directory: statedir.StateDir, plan_hash: str) -> str:
     pending = directory.read_optional(statedir.PENDING) or {}
     if plan_hash != pending.get("plan_hash") or pending.get("kind") not in ("remediation", "finalization"):
-        raise ActError("claim-plan-not-pending", f"{plan_hash[:80]} is not the pending recurring plan's hash", path="/plan_hash")
+        raise ActError(
+            "claim-plan-not-pending", f"{plan_hash[:80]} is not the pending recurring plan's hash", path="/plan_hash"
+        )
     return plan_hash
 
 
 def run_record_claim(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     plan_hash = _pending_hash(directory, ctx.args.plan_hash)
-    record = record_claim(directory, current_wakeup(directory)["wakeup_id"], plan_hash, ctx.args.kind, ctx.args.comment_id)
+    record = record_claim(
+        directory, current_wakeup(directory)["wakeup_id"], plan_hash, ctx.args.kind, ctx.args.comment_id
+    )
     return {"wakeup": record, "next": "re-collect in this same wakeup: `loop.py wakeup --continue`"}
 
 
@@ -244,12 +334,35 @@ def run_record_executed(ctx: Context) -> dict[str, Any]:
         raise ActError("claim-plan-not-pending", "this wakeup holds no claim for that plan", path="/plan_hash")
     pending = directory.read(statedir.PENDING)
     directory.write(statedir.PENDING, {**pending, "executed_at": statedir.now_text()})  # its approval is spent
-    return {"wakeup": record_executed(directory, plan_hash), "next": "re-collect without the plan: `loop.py wakeup --continue`"}
+    return {
+        "wakeup": record_executed(directory, plan_hash),
+        "next": "re-collect without the plan: `loop.py wakeup --continue`",
+    }
 
 
 COMMANDS = [
-    Command("wakeup", "start (or --continue) a wakeup from the automation's prompt: collect, run --state, print the action", _configure_wakeup, run_wakeup),
-    Command("record-claim", "record that this wakeup posted its claim for the pending plan (then `wakeup --continue`)", _configure_claim, run_record_claim),
-    Command("record-executed", "record that the claimed plan's operations are done (it is not embedded again)", _configure_executed, run_record_executed),
-    Command("end-wakeup", "end the current wakeup (its claims then count as another wakeup's)", _configure_end, run_end_wakeup),
+    Command(
+        "wakeup",
+        "start (or --continue) a wakeup from the automation's prompt: collect, run --state, print the action",
+        _configure_wakeup,
+        run_wakeup,
+    ),
+    Command(
+        "record-claim",
+        "record that this wakeup posted its claim for the pending plan (then `wakeup --continue`)",
+        _configure_claim,
+        run_record_claim,
+    ),
+    Command(
+        "record-executed",
+        "record that the claimed plan's operations are done (it is not embedded again)",
+        _configure_executed,
+        run_record_executed,
+    ),
+    Command(
+        "end-wakeup",
+        "end the current wakeup (its claims then count as another wakeup's)",
+        _configure_end,
+        run_end_wakeup,
+    ),
 ]

@@ -122,7 +122,9 @@ def _parser() -> _Parser:
     state.add_argument("--checkout", required=True, metavar="DIR", help="the git checkout")
     state.add_argument("--wakeup-id", required=True, metavar="HEX", help="32 lowercase hex digits, new for each wakeup")
     state.add_argument("--registry", metavar="DIR", help="the Codex automation registry (default: the user's)")
-    state.add_argument("--approved-hash", metavar="HEX", help="the plan hash the user approved, carried as approved_plan_hash")
+    state.add_argument(
+        "--approved-hash", metavar="HEX", help="the plan hash the user approved, carried as approved_plan_hash"
+    )
 
     report = commands.add_parser("report", help="a report-only state of a pull request (never plans a write)")
     report.add_argument("--repository", required=True, metavar="O/R", help="the GitHub repository, owner/name")

@@ -23,11 +23,21 @@ from tools import samples, state_scenarios
 from tools.mutations import mutations
 
 RUN_ID = "00ff" * 8
-FORMS = [dict(zip(("create_branch", "commands", "commit", "push", "reuse_pr"), flags)) for flags in itertools.product((True, False), repeat=5)]
+FORMS = [
+    dict(zip(("create_branch", "commands", "commit", "push", "reuse_pr"), flags, strict=True))
+    for flags in itertools.product((True, False), repeat=5)
+]
 
 
 def build_initial(mode: str, form: dict) -> dict:
-    return initial.initial_document(samples.initial_snapshot(**form), run_id=RUN_ID, mode=mode, pr_title="Fix greeting", pr_body="Fixes the greeting.\n", review_template=markers.default_review_template(RUN_ID, 0))
+    return initial.initial_document(
+        samples.initial_snapshot(**form),
+        run_id=RUN_ID,
+        mode=mode,
+        pr_title="Fix greeting",
+        pr_body="Fixes the greeting.\n",
+        review_template=markers.default_review_template(RUN_ID, 0),
+    )
 
 
 @pytest.mark.parametrize("mode", policy.WRITE_MODES)
@@ -66,12 +76,21 @@ def test_any_single_mutation_of_a_built_initial_document_is_rejected(data):
 
 # --- recurring plans ------------------------------------------------------------------------
 
-PLANNING = [(name, state, options, action) for name, state, options, action, _ in state_scenarios.scenarios() if action in ("plan-remediation", "plan-finalization")]
+PLANNING = [
+    (name, state, options, action)
+    for name, state, options, action, _ in state_scenarios.scenarios()
+    if action in ("plan-remediation", "plan-finalization")
+]
 
 
 def build_plan(state: dict, action: str) -> dict:
     if action == "plan-remediation":
-        return recurring.remediation_manifest(state, path_records=[samples.path_record(p) for p in reversed(samples.DEFAULT_PATHS)], commands=samples.DEFAULT_COMMANDS, execution=samples.execution_boundary())
+        return recurring.remediation_manifest(
+            state,
+            path_records=[samples.path_record(p) for p in reversed(samples.DEFAULT_PATHS)],
+            commands=samples.DEFAULT_COMMANDS,
+            execution=samples.execution_boundary(),
+        )
     return recurring.finalization_manifest(state)
 
 
@@ -115,7 +134,11 @@ def test_a_re_embedded_plan_is_stale_when_the_fresh_boundary_differs():
     manifest = build_plan(state, "plan-remediation")
     fresh = samples.execution_boundary()
     fresh["git"]["config_snapshot_sha256"] = samples.hexdigest("config-changed")
-    result = run_state(recurring.embed(state, manifest, approved_plan_hash=None, execution_boundary=fresh), approved_hash=None, now=None)
+    result = run_state(
+        recurring.embed(state, manifest, approved_plan_hash=None, execution_boundary=fresh),
+        approved_hash=None,
+        now=None,
+    )
     assert result["action"] == "state-inconsistency" and result["reasons"] == ["remediation-plan-stale"]
 
 
@@ -140,7 +163,15 @@ def test_the_checkpoint_comes_from_the_prompt_exactly():
     prompt = samples.prompt_document()
     key, boot = checkpoint_from_prompt(prompt["rendered_prompt"])
     assert boot == prompt["bootstrap_snapshot"] and key.endswith(samples.RUN_ID)
-    for broken in (prompt["rendered_prompt"] + "\n", prompt["rendered_prompt"].replace("\n", "\r\n"), prompt["rendered_prompt"].replace(" ", "  ", 1), prompt["rendered_prompt"].replace('":', '": ', 1), prompt["rendered_prompt"].replace("Loop key: github-codex-pr-loop:github.com/octo-org", "Loop key: github-codex-pr-loop:github.com/octo-other")):
+    for broken in (
+        prompt["rendered_prompt"] + "\n",
+        prompt["rendered_prompt"].replace("\n", "\r\n"),
+        prompt["rendered_prompt"].replace(" ", "  ", 1),
+        prompt["rendered_prompt"].replace('":', '": ', 1),
+        prompt["rendered_prompt"].replace(
+            "Loop key: github-codex-pr-loop:github.com/octo-org", "Loop key: github-codex-pr-loop:github.com/octo-other"
+        ),
+    ):
         with pytest.raises(ActError) as raised:
             checkpoint_from_prompt(broken)
         assert raised.value.code == "prompt-not-rendered"
@@ -183,7 +214,10 @@ def test_the_state_directory_is_private_and_refuses_to_be_shared(tmp_path):
 
     directory = statedir.StateDir.create(tmp_path / "loop")
     path = directory.write("x.json", {"a": 1})
-    assert stat_module.S_IMODE(os.stat(directory.path).st_mode) == 0o700 and stat_module.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert (
+        stat_module.S_IMODE(os.stat(directory.path).st_mode) == 0o700
+        and stat_module.S_IMODE(os.stat(path).st_mode) == 0o600
+    )
     assert directory.read("x.json") == {"a": 1}
     with pytest.raises(ActError) as raised:
         statedir.StateDir.create(tmp_path / "loop")
@@ -211,11 +245,12 @@ def test_an_approval_is_carried_only_for_the_pending_unexecuted_plan_of_this_req
     pending = {"kind": "remediation", "plan_hash": "a" * 64, "request_key": "5:" + "b" * 40, "manifest": {}}
     directory.write(statedir.PENDING, pending)
     assert carried_approval(directory, pending["request_key"]) is None  # nobody approved yet
-    directory.write(statedir.APPROVAL, {"plan_hash": "a" * 64, "kind": "remediation", "approved_at": "2026-11-30T10:00:00Z"})
+    directory.write(
+        statedir.APPROVAL, {"plan_hash": "a" * 64, "kind": "remediation", "approved_at": "2026-11-30T10:00:00Z"}
+    )
     assert carried_approval(directory, pending["request_key"]) == "a" * 64
     assert carried_approval(directory, "6:" + "c" * 40) is None  # a new round: the approval is spent
     directory.write(statedir.PENDING, {**pending, "executed_at": "2026-11-30T10:05:00Z"})
     assert carried_approval(directory, pending["request_key"]) is None
     directory.write(statedir.PENDING, {**pending, "plan_hash": "d" * 64})
     assert carried_approval(directory, pending["request_key"]) is None  # it names another plan
-

@@ -22,8 +22,16 @@ LOOP = Path(__file__).resolve().parent.parent / "scripts" / "loop.py"
 
 
 def git(repo: Path, *args: str) -> str:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(repo.parent), "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_DATE": "2026-10-01T09:00:00Z", "GIT_COMMITTER_DATE": "2026-10-01T09:00:00Z"}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout.strip()
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(repo.parent),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_DATE": "2026-10-01T09:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-10-01T09:00:00Z",
+    }
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
 
 
 @pytest.fixture
@@ -62,7 +70,9 @@ def world(tmp_path, fake, monkeypatch):
 
 
 def loop(capsys, world, *args: str, status: int = 0) -> dict:
-    code = cli.main([*args, "--api-url", world["fake"].url, "--gh", str(world["gh"]), "--registry", str(world["registry"])])
+    code = cli.main(
+        [*args, "--api-url", world["fake"].url, "--gh", str(world["gh"]), "--registry", str(world["registry"])]
+    )
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
     assert len(lines) == 1, captured.out
@@ -74,22 +84,50 @@ def loop(capsys, world, *args: str, status: int = 0) -> dict:
 
 
 def init_args(world, *extra: str) -> list[str]:
-    return ["init", "--checkout", str(world["repo"]), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop", "--path", "src/app.py", "--command", json.dumps(["/usr/bin/git", "diff", "--check"]), "--commit", "--push", *extra]
+    return [
+        "init",
+        "--checkout",
+        str(world["repo"]),
+        "--repository",
+        REPOSITORY,
+        "--base",
+        "main",
+        "--head",
+        "feature/loop",
+        "--path",
+        "src/app.py",
+        "--command",
+        json.dumps(["/usr/bin/git", "diff", "--check"]),
+        "--commit",
+        "--push",
+        *extra,
+    ]
 
 
 def write_automation(world, automation_id: str, name: str, prompt: str, status: str) -> None:
     folder = world["registry"] / automation_id
     folder.mkdir(exist_ok=True)
     (folder / "automation.toml").write_text(
-        f'version = 1\nid = "{automation_id}"\nkind = "heartbeat"\nname = {json.dumps(name)}\nprompt = {json.dumps(prompt)}\nstatus = "{status}"\n'
+        f'version = 1\nid = "{automation_id}"\nkind = "heartbeat"\nname = {json.dumps(name)}\n'
+        f'prompt = {json.dumps(prompt)}\nstatus = "{status}"\n'
         f'rrule = "RRULE:{policy.HEARTBEAT_RRULE}"\nexecution_environment = "local"\ncwds = ["{world["repo"]}"]\n'
-        f'created_at = 1781099457929\nupdated_at = 1781099457929\ntarget_thread_id = "019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b"\n'
+        "created_at = 1781099457929\nupdated_at = 1781099457929\n"
+        'target_thread_id = "019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b"\n'
     )
 
 
 def test_init_builds_validates_and_stores_a_reuse_plan_privately(capsys, world):
     result = loop(capsys, world, *init_args(world, "--mode", "approval-gated", "--reuse-pr", str(PR_NUMBER)))
-    assert result["operations"] == ["fetch-base", "run-validation", "stage-files", "commit", "push", "reuse-pr", "request-codex-review", "bootstrap-automation"]
+    assert result["operations"] == [
+        "fetch-base",
+        "run-validation",
+        "stage-files",
+        "commit",
+        "push",
+        "reuse-pr",
+        "request-codex-review",
+        "bootstrap-automation",
+    ]
     state_dir = Path(result["state_dir"])
     assert state_dir == world["tmp"] / "state" / "github-codex-pr-loop" / result["run_id"]
     assert stat.S_IMODE(state_dir.stat().st_mode) == 0o700
@@ -97,10 +135,17 @@ def test_init_builds_validates_and_stores_a_reuse_plan_privately(capsys, world):
     document = json.loads((state_dir / "initial.json").read_text())
     assert document["initial_plan_hash"] == result["initial_plan_hash"]
     manifest = document["initial_manifest"]
-    assert manifest["run_id"] == result["run_id"] and manifest["automation_prompt_template"] == policy.AUTOMATION_PROMPT_TEMPLATE_V1
+    assert (
+        manifest["run_id"] == result["run_id"]
+        and manifest["automation_prompt_template"] == policy.AUTOMATION_PROMPT_TEMPLATE_V1
+    )
     summary = result["approval_summary"]
-    assert summary["plan_hash"] == result["initial_plan_hash"] and result["initial_plan_hash"] in summary["how_to_approve"]
-    assert summary["pr_title"] == "Loop: tighten retries" and summary["commands"] == [["/usr/bin/git", "diff", "--check"]]
+    assert (
+        summary["plan_hash"] == result["initial_plan_hash"] and result["initial_plan_hash"] in summary["how_to_approve"]
+    )
+    assert summary["pr_title"] == "Loop: tighten retries" and summary["commands"] == [
+        ["/usr/bin/git", "diff", "--check"]
+    ]
     assert summary["head_sha"] == world["head0"] and summary["base_sha"] == world["base"]
     assert TOKEN not in "".join(p.read_text() for p in state_dir.rglob("*") if p.is_file())
 
@@ -109,9 +154,18 @@ def test_rebuild_needs_the_exact_approval_and_names_every_change(capsys, world):
     made = loop(capsys, world, *init_args(world, "--mode", "approval-gated", "--reuse-pr", str(PR_NUMBER)))
     plan_hash, where = made["initial_plan_hash"], ["--state-dir", made["state_dir"]]
     assert loop(capsys, world, "rebuild", *where, status=1)["errors"][0]["code"] == "approval-missing"
-    assert loop(capsys, world, "approve", *where, "--hash", plan_hash[:12], status=1)["errors"][0]["code"] == "approval-hash-malformed"
-    assert loop(capsys, world, "approve", *where, "--hash", plan_hash.upper(), status=1)["errors"][0]["code"] == "approval-hash-malformed"
-    assert loop(capsys, world, "approve", *where, "--hash", "0" * 64, status=1)["errors"][0]["code"] == "approval-hash-mismatch"
+    assert (
+        loop(capsys, world, "approve", *where, "--hash", plan_hash[:12], status=1)["errors"][0]["code"]
+        == "approval-hash-malformed"
+    )
+    assert (
+        loop(capsys, world, "approve", *where, "--hash", plan_hash.upper(), status=1)["errors"][0]["code"]
+        == "approval-hash-malformed"
+    )
+    assert (
+        loop(capsys, world, "approve", *where, "--hash", "0" * 64, status=1)["errors"][0]["code"]
+        == "approval-hash-mismatch"
+    )
     assert loop(capsys, world, "approve", *where, "--hash", plan_hash)["approved"]["plan_hash"] == plan_hash
     rebuilt = loop(capsys, world, "rebuild", *where)
     assert rebuilt["initial_plan_hash"] == plan_hash == rebuilt["approved_hash"]
@@ -119,7 +173,10 @@ def test_rebuild_needs_the_exact_approval_and_names_every_change(capsys, world):
     (world["repo"] / "src" / "app.py").write_text("print('hello, world')\n")
     world["fake"].pull["title"] = "Loop: retries, bounded"
     changed = loop(capsys, world, "rebuild", *where, status=1)
-    assert changed["errors"][0]["code"] == "plan-changed" and changed["approved_hash"] == plan_hash != changed["rebuilt_hash"]
+    assert (
+        changed["errors"][0]["code"] == "plan-changed"
+        and changed["approved_hash"] == plan_hash != changed["rebuilt_hash"]
+    )
     paths = {change["path"]: change for change in changed["changes"]}
     assert "/initial_document/initial_snapshot/diff_sha256" in paths
     assert "/initial_document/initial_snapshot/worktree_status_sha256" not in paths  # still one modified file
@@ -138,16 +195,100 @@ def test_init_refuses_an_intent_that_does_not_match_github(capsys, world):
 def test_a_new_pr_plan_with_title_and_body_files(capsys, world, tmp_path):
     git(world["repo"], "checkout", "-q", "-b", "feature/new")
     (tmp_path / "body.md").write_text("Fixes the greeting.\n\nZürich ✓\n", encoding="utf-8")
-    made = loop(capsys, world, "init", "--checkout", str(world["repo"]), "--repository", REPOSITORY, "--base", "main", "--head", "feature/new", "--path", "src/app.py", "--commit", "--push", "--mode", "autonomous", "--title", "Fix greeting", "--body-file", str(tmp_path / "body.md"), "--state-dir", str(tmp_path / "loop-state"))
-    assert made["operations"] == ["fetch-base", "stage-files", "commit", "push", "create-pr", "request-codex-review", "bootstrap-automation"]
+    made = loop(
+        capsys,
+        world,
+        "init",
+        "--checkout",
+        str(world["repo"]),
+        "--repository",
+        REPOSITORY,
+        "--base",
+        "main",
+        "--head",
+        "feature/new",
+        "--path",
+        "src/app.py",
+        "--commit",
+        "--push",
+        "--mode",
+        "autonomous",
+        "--title",
+        "Fix greeting",
+        "--body-file",
+        str(tmp_path / "body.md"),
+        "--state-dir",
+        str(tmp_path / "loop-state"),
+    )
+    assert made["operations"] == [
+        "fetch-base",
+        "stage-files",
+        "commit",
+        "push",
+        "create-pr",
+        "request-codex-review",
+        "bootstrap-automation",
+    ]
     assert made["approval_summary"]["pr_body"] == "Fixes the greeting.\n\nZürich ✓\n"
-    assert loop(capsys, world, "approve", "--state-dir", made["state_dir"], "--hash", made["initial_plan_hash"], status=1)["errors"][0]["code"] == "approval-not-needed"
-    assert loop(capsys, world, "rebuild", "--state-dir", made["state_dir"])["initial_plan_hash"] == made["initial_plan_hash"]
-    assert cli.main(["rebuild", "--state-dir", made["state_dir"], "--format", "text", "--api-url", world["fake"].url, "--gh", str(world["gh"])]) == 0
+    assert (
+        loop(capsys, world, "approve", "--state-dir", made["state_dir"], "--hash", made["initial_plan_hash"], status=1)[
+            "errors"
+        ][0]["code"]
+        == "approval-not-needed"
+    )
+    assert (
+        loop(capsys, world, "rebuild", "--state-dir", made["state_dir"])["initial_plan_hash"]
+        == made["initial_plan_hash"]
+    )
+    assert (
+        cli.main(
+            [
+                "rebuild",
+                "--state-dir",
+                made["state_dir"],
+                "--format",
+                "text",
+                "--api-url",
+                world["fake"].url,
+                "--gh",
+                str(world["gh"]),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
-    assert text.startswith(f"Plan (initial): {made['initial_plan_hash']}\n") and "autonomous mode: this plan needs no approval" in text
+    assert (
+        text.startswith(f"Plan (initial): {made['initial_plan_hash']}\n")
+        and "autonomous mode: this plan needs no approval" in text
+    )
     assert "    | Z\\xfcrich \\u2713" in text and "    - src/app.py" in text  # the body, line by line, ASCII-escaped
-    assert loop(capsys, world, "init", "--checkout", str(world["repo"]), "--repository", REPOSITORY, "--base", "main", "--head", "feature/new", "--path", "src/app.py", "--mode", "autonomous", "--title", "Fix", "--body", "B", "--state-dir", str(world["repo"] / "state"), status=1)["errors"][0]["code"] == "state-dir-inside-checkout"
+    assert (
+        loop(
+            capsys,
+            world,
+            "init",
+            "--checkout",
+            str(world["repo"]),
+            "--repository",
+            REPOSITORY,
+            "--base",
+            "main",
+            "--head",
+            "feature/new",
+            "--path",
+            "src/app.py",
+            "--mode",
+            "autonomous",
+            "--title",
+            "Fix",
+            "--body",
+            "B",
+            "--state-dir",
+            str(world["repo"] / "state"),
+            status=1,
+        )["errors"][0]["code"]
+        == "state-dir-inside-checkout"
+    )
 
 
 def test_from_initial_plan_through_bootstrap_wakeups_and_finalization(capsys, world):
@@ -163,30 +304,51 @@ def test_from_initial_plan_through_bootstrap_wakeups_and_finalization(capsys, wo
     head1 = git(repo, "rev-parse", "HEAD")
     git(repo, "update-ref", "refs/remotes/origin/feature/loop", head1)
     fake.force_push(head1)
-    template = json.loads((Path(made["state_dir"]) / "initial.json").read_text())["initial_manifest"]["review_request_body_template"]
+    template = json.loads((Path(made["state_dir"]) / "initial.json").read_text())["initial_manifest"][
+        "review_request_body_template"
+    ]
     fake.add_issue_comment(USERS["loop_owner"], render_review_body(template, head1), at(60))
 
     created = loop(capsys, world, "automation-create", *where)
     key = created["automation_key"]
-    assert created["payload"] == {"mode": "create", "kind": "heartbeat", "destination": "thread", "name": key, "prompt": "Inert github-codex-pr-loop stub; do nothing.", "rrule": policy.HEARTBEAT_RRULE, "status": "PAUSED"}
+    assert created["payload"] == {
+        "mode": "create",
+        "kind": "heartbeat",
+        "destination": "thread",
+        "name": key,
+        "prompt": "Inert github-codex-pr-loop stub; do nothing.",
+        "rrule": policy.HEARTBEAT_RRULE,
+        "status": "PAUSED",
+    }
     write_automation(world, "loop-stub", key, created["payload"]["prompt"], "ACTIVE")  # the known defect: saved ACTIVE
     paused = loop(capsys, world, "verify-automation", *where, "--id", "loop-stub")
-    assert paused["outcome"] == "created-active" and paused["payload"] == {"mode": "update", "id": "loop-stub", "status": "PAUSED"}
+    assert paused["outcome"] == "created-active" and paused["payload"] == {
+        "mode": "update",
+        "id": "loop-stub",
+        "status": "PAUSED",
+    }
     write_automation(world, "loop-stub", key, created["payload"]["prompt"], "PAUSED")
     assert loop(capsys, world, "verify-automation", *where)["outcome"] == "stub-paused"
 
     prompted = loop(capsys, world, "automation-prompt", "--observed-at", at(90), *where)
     rendered = prompted["payload"]["prompt"]
-    assert prompted["payload"] == {"mode": "update", "id": "loop-stub", "prompt": rendered} and rendered.count("\n") == 2
+    assert (
+        prompted["payload"] == {"mode": "update", "id": "loop-stub", "prompt": rendered} and rendered.count("\n") == 2
+    )
     write_automation(world, "loop-stub", key, rendered + " ", "PAUSED")  # a changed prompt is never activated
     drift = loop(capsys, world, "verify-automation", *where, status=1)
-    assert drift["errors"][0]["code"] == "automation-drift" and [d["field"] for d in drift["differences"]] == ["prompt_sha256"]
+    assert drift["errors"][0]["code"] == "automation-drift" and [d["field"] for d in drift["differences"]] == [
+        "prompt_sha256"
+    ]
     write_automation(world, "loop-stub", key, rendered, "PAUSED")
     verified = loop(capsys, world, "verify-automation", *where)
     assert verified["payload"] == {"mode": "update", "id": "loop-stub", "status": "ACTIVE"}
     write_automation(world, "loop-stub", key, rendered, "ACTIVE")
     assert loop(capsys, world, "verify-automation", *where)["outcome"] == "active"
-    assert loop(capsys, world, "automation-delete", *where, status=1)["errors"][0]["code"] == "automation-delete-not-permitted"
+    assert (
+        loop(capsys, world, "automation-delete", *where, status=1)["errors"][0]["code"]
+        == "automation-delete-not-permitted"
+    )
 
     # First wakeup, from the automation's own prompt read from the registry.
     first = loop(capsys, world, "wakeup", "--observed-at", at(120), "--automation-key", key)
@@ -200,9 +362,14 @@ def test_from_initial_plan_through_bootstrap_wakeups_and_finalization(capsys, wo
     second = loop(capsys, world, "wakeup", "--observed-at", at(360), "--prompt-file", str(prompt_file))
     assert (second["action"], second["reasons"]) == ("plan-finalization", ["codex-clean"])
     planned = loop(capsys, world, "plan-finalization", *where)
-    assert planned["action"] == "await-approval" and planned["approval_summary"]["operations"] == ["delete-owned-automation"]
+    assert planned["action"] == "await-approval" and planned["approval_summary"]["operations"] == [
+        "delete-owned-automation"
+    ]
     plan_hash = planned["plan_hash"]
-    assert loop(capsys, world, "approve", *where, "--hash", made["initial_plan_hash"], status=1)["errors"][0]["code"] == "approval-hash-stale"
+    assert (
+        loop(capsys, world, "approve", *where, "--hash", made["initial_plan_hash"], status=1)["errors"][0]["code"]
+        == "approval-hash-stale"
+    )
     loop(capsys, world, "approve", *where, "--hash", plan_hash)
 
     third = loop(capsys, world, "wakeup", "--observed-at", at(420), "--prompt-file", str(prompt_file))
@@ -216,7 +383,12 @@ def test_from_initial_plan_through_bootstrap_wakeups_and_finalization(capsys, wo
 
     # The claim is posted (the executor's part); the same wakeup continues under its id.
     fake.add_issue_comment(USERS["loop_owner"], claim_body, at(430))
-    assert loop(capsys, world, "record-claim", *where, "--plan-hash", "0" * 64, "--kind", "finalization", status=1)["errors"][0]["code"] == "claim-plan-not-pending"
+    assert (
+        loop(capsys, world, "record-claim", *where, "--plan-hash", "0" * 64, "--kind", "finalization", status=1)[
+            "errors"
+        ][0]["code"]
+        == "claim-plan-not-pending"
+    )
     loop(capsys, world, "record-claim", *where, "--plan-hash", plan_hash, "--kind", "finalization")
     refused = loop(capsys, world, "wakeup", "--observed-at", at(440), "--prompt-file", str(prompt_file), status=1)
     assert refused["errors"][0]["code"] == "wakeup-claim-open"
@@ -227,7 +399,12 @@ def test_from_initial_plan_through_bootstrap_wakeups_and_finalization(capsys, wo
     cleanup_claim = continued["evaluation"]["claim_comment_body"]
     assert "kind=cleanup" in cleanup_claim and third["wakeup_id"] in cleanup_claim
     fake.add_issue_comment(USERS["loop_owner"], cleanup_claim, at(450))
-    assert loop(capsys, world, "record-claim", *where, "--plan-hash", plan_hash, "--kind", "cleanup", "--comment-id", "9")["wakeup"]["wakeup_id"] == third["wakeup_id"]
+    assert (
+        loop(capsys, world, "record-claim", *where, "--plan-hash", plan_hash, "--kind", "cleanup", "--comment-id", "9")[
+            "wakeup"
+        ]["wakeup_id"]
+        == third["wakeup_id"]
+    )
     finishing = loop(capsys, world, "wakeup", "--observed-at", at(460), "--continue", "--prompt-file", str(prompt_file))
     assert (finishing["action"], finishing["reasons"]) == ("finish-finalization", ["finalization-settled"])
     assert finishing["evaluation"]["delete_automation_id"] == "loop-stub"
@@ -240,13 +417,22 @@ def test_from_initial_plan_through_bootstrap_wakeups_and_finalization(capsys, wo
 
 def test_wakeup_refuses_a_prompt_that_is_not_its_own_rendering(capsys, world, tmp_path):
     prompt = tmp_path / "prompt.txt"
-    prompt.write_text("Continue $github-codex-pr-loop from the exact checkpoint below.\nLoop key: x\nBootstrap checkpoint JSON: {}", encoding="utf-8")
+    prompt.write_text(
+        "Continue $github-codex-pr-loop from the exact checkpoint below.\nLoop key: x\nBootstrap checkpoint JSON: {}",
+        encoding="utf-8",
+    )
     refused = loop(capsys, world, "wakeup", "--prompt-file", str(prompt), status=1)
     assert refused["errors"][0]["code"] == "prompt-not-rendered"
 
 
 def run_script(*args: str, stdin: bytes = b"") -> tuple[int, str]:
-    completed = subprocess.run([sys.executable, str(LOOP), *args], input=stdin, capture_output=True, timeout=60, env={**os.environ, "XDG_STATE_HOME": "/nonexistent-state-root"})
+    completed = subprocess.run(
+        [sys.executable, str(LOOP), *args],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "XDG_STATE_HOME": "/nonexistent-state-root"},
+    )
     assert b"Traceback" not in completed.stderr
     return completed.returncode, completed.stdout.decode("utf-8")
 
@@ -257,11 +443,17 @@ def test_cli_help_unknown_flag_and_bad_input_as_a_subprocess():
     code, out = run_script("init", "--help")
     assert code == 0 and "--reuse-pr" in out
     code, out = run_script("status", "--run-id", "0" * 32, "--no-such-flag")
-    assert code == 2 and json.loads(out) == {"ok": False, "command": "status", "errors": [{"code": "usage-error", "path": "", "message": "unrecognized arguments: --no-such-flag"}]}
+    assert code == 2 and json.loads(out) == {
+        "ok": False,
+        "command": "status",
+        "errors": [{"code": "usage-error", "path": "", "message": "unrecognized arguments: --no-such-flag"}],
+    }
     code, out = run_script("status", "--run-id", "0" * 32)
     result = json.loads(out)
-    assert code == 1 and result["errors"][0]["code"] == "state-dir-missing" and result["errors"][0]["path"] == "/state_dir"
-    code, out = run_script("wakeup", "--run-id", "0" * 32, "--prompt-file", "-", stdin="not a prompt".encode())
+    assert (
+        code == 1 and result["errors"][0]["code"] == "state-dir-missing" and result["errors"][0]["path"] == "/state_dir"
+    )
+    code, out = run_script("wakeup", "--run-id", "0" * 32, "--prompt-file", "-", stdin=b"not a prompt")
     assert code == 1 and json.loads(out)["errors"][0]["code"] == "prompt-not-rendered"
     code, out = run_script("status", "--run-id", "XYZ", "--format", "text")
     assert code == 2 and "usage-error" in out and out.count("\n") >= 1
@@ -279,7 +471,9 @@ def bootstrap(capsys, world, mode: str) -> dict:
     head1 = git(repo, "rev-parse", "HEAD")
     git(repo, "update-ref", "refs/remotes/origin/feature/loop", head1)
     fake.force_push(head1)
-    template = json.loads((Path(made["state_dir"]) / "initial.json").read_text())["initial_manifest"]["review_request_body_template"]
+    template = json.loads((Path(made["state_dir"]) / "initial.json").read_text())["initial_manifest"][
+        "review_request_body_template"
+    ]
     fake.add_issue_comment(USERS["loop_owner"], render_review_body(template, head1), at(60))
     key = loop(capsys, world, "automation-create", *where)["automation_key"]
     write_automation(world, "loop-stub", key, "Inert github-codex-pr-loop stub; do nothing.", "PAUSED")
@@ -306,10 +500,19 @@ def test_a_remediation_plan_from_real_observations_approved_between_wakeups(caps
     planned = loop(capsys, world, "plan-remediation", *where, "--path", "src/app.py", "--command", command)
     assert planned["action"] == "await-approval"
     summary = planned["approval_summary"]
-    assert summary["paths"] == ["src/app.py"] and summary["commands"] == [["/usr/bin/git", "diff", "--check"]] and summary["round"] == 1
-    assert [t["do"] for t in summary["threads"]] == ["reply"] and summary["threads"][0]["reply_ends_with"] == markers.reply_marker(live["directory"].read(statedir.INTENT)["run_id"], 1)
+    assert (
+        summary["paths"] == ["src/app.py"]
+        and summary["commands"] == [["/usr/bin/git", "diff", "--check"]]
+        and summary["round"] == 1
+    )
+    assert [t["do"] for t in summary["threads"]] == ["reply"] and summary["threads"][0][
+        "reply_ends_with"
+    ] == markers.reply_marker(live["directory"].read(statedir.INTENT)["run_id"], 1)
     manifest = live["directory"].read(statedir.STATE)["remediation_manifest"]
-    assert manifest["execution"] == live["directory"].read(statedir.STATE)["execution_boundary"] and manifest["path_records"][0]["path"] == "src/app.py"
+    assert (
+        manifest["execution"] == live["directory"].read(statedir.STATE)["execution_boundary"]
+        and manifest["path_records"][0]["path"] == "src/app.py"
+    )
     loop(capsys, world, "approve", *where, "--hash", planned["plan_hash"])
 
     # The next wakeup: the evaluator asks for the plan again; rebuilt unchanged it is approved.
@@ -327,4 +530,7 @@ def test_a_remediation_plan_from_real_observations_approved_between_wakeups(caps
     assert changed["plan_hash"] != planned["plan_hash"]
     assert (changed["action"], changed["reasons"]) == ("await-approval", ["approved-hash-mismatch"])
     assert any(change["path"].startswith("/actionable_threads/1") for change in changed["changes_since_pending"])
-    assert loop(capsys, world, "approve", *where, "--hash", planned["plan_hash"], status=1)["errors"][0]["code"] == "approval-hash-stale"
+    assert (
+        loop(capsys, world, "approve", *where, "--hash", planned["plan_hash"], status=1)["errors"][0]["code"]
+        == "approval-hash-stale"
+    )
