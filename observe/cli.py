@@ -31,6 +31,7 @@ from typing import Any, NoReturn
 from evaluator.redact import contains_secret, redact
 from observe import collect
 from observe.errors import ObserveError, UsageError
+from observe.network import Network, NetworkSettingError
 
 _HEX32 = re.compile(r"[0-9a-f]{32}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -96,6 +97,7 @@ def _parser() -> _Parser:
     parser.add_argument("--gh", metavar="PATH", help="absolute path of the GitHub CLI used as git's credential helper")
     parser.add_argument("--stats", action="store_true", help="print request and rate-limit counts to standard error")
     parser.add_argument("--observed-at", metavar="TS", help="override the observation instant (ISO-8601 with offset)")
+    add_network_options(parser)
     commands = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND", parser_class=_Parser)
 
     initial = commands.add_parser("initial", help="the initial snapshot of a local change, before any write")
@@ -142,6 +144,20 @@ def _parser() -> _Parser:
     recheck.add_argument("--checkout", required=True, metavar="DIR", help="the git checkout")
     recheck.add_argument("--document", required=True, metavar="DOC", help="the document whose paths are re-observed")
     return parser
+
+
+def add_network_options(parser: argparse.ArgumentParser) -> None:
+    """The route to github.com for GitHub and git alike (observe/network.py); the hands share it."""
+    parser.add_argument("--https-proxy", metavar="URL", help="HTTPS proxy to github.com, http(s)://HOST:PORT")
+    parser.add_argument("--ca-file", metavar="PATH", help="extra PEM CA to trust (absolute path)")
+
+
+def network_from(args: argparse.Namespace) -> Network:
+    """The validated Network of --https-proxy/--ca-file; a bad value is a usage error."""
+    try:
+        return Network(https_proxy=args.https_proxy, ca_file=args.ca_file)
+    except NetworkSettingError as error:
+        raise UsageError(str(error)) from None
 
 
 def _observed_at(text: str | None) -> datetime:
@@ -240,6 +256,7 @@ def main(argv: list[str] | None = None, *, sleep: Callable[[float], None] = time
             observed_at=_observed_at(args.observed_at),
             sleep=sleep,
             secrets=secrets,
+            network=network_from(args),
         )
         document = _collect(args, settings)
     except UsageError as error:

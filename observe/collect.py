@@ -38,6 +38,7 @@ from observe.github.observation import PullRequestObservation, RequestMarker, Th
 from observe.github.pull_request import observe_pull_request
 from observe.github.pulls import existing_pull_request
 from observe.github.token import resolve_token
+from observe.network import Network
 from observe.registry import AutomationRecord, RegistryError, default_registry_root, owned_automations
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -63,6 +64,7 @@ class Settings:
     project_root: Path = PROJECT_ROOT
     github_stats: list[dict[str, int]] = field(default_factory=list)
     secrets: list[str] = field(default_factory=list)  # every token in use, for the CLI to redact
+    network: Network = field(default_factory=Network)  # the route to github.com, for the client and git alike
 
 
 # -- one function per subcommand ---------------------------------------------
@@ -276,14 +278,16 @@ def _github(settings: Settings, stack: ExitStack, repository: str) -> GitHubClie
     # from whichever gh is first on PATH.
     token = resolve_token(None, api_base_url=settings.api_url, gh_path=settings.gh_path)
     settings.secrets.append(token)  # redacted from every line printed from now on
-    client = GitHubClient(repository, host=settings.api_url, token=token, sleep=settings.sleep)
+    client = GitHubClient(
+        repository, host=settings.api_url, token=token, sleep=settings.sleep, network=settings.network
+    )
     stack.callback(lambda: settings.github_stats.append(client.stats))
     stack.callback(client.close)
     return client
 
 
 def _git(settings: Settings, stack: ExitStack, checkout: str) -> GitObserver:
-    return stack.enter_context(GitObserver(checkout, gh_path=settings.gh_path))
+    return stack.enter_context(GitObserver(checkout, gh_path=settings.gh_path, network=settings.network))
 
 
 def _owned(registry: str | None, key: str) -> list[AutomationRecord]:

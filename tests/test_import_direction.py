@@ -24,7 +24,7 @@ ALLOWED = {
     "observe.registry": ("evaluator", "observe.errors"),
     "observe.evaluator_digest": ("observe.errors",),
     "observe.collect": ("evaluator", "observe"),
-    "observe.cli": ("evaluator", "observe.collect", "observe.errors"),
+    "observe.cli": ("evaluator", "observe.collect", "observe.errors", "observe.network"),
     "observe": ("evaluator", "observe"),
     "simulator": (),
     "tools": ("evaluator", "tools"),

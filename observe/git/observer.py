@@ -62,6 +62,7 @@ from observe.git.runner import (
     protections,
     redact_credentials,
 )
+from observe.network import Network
 
 __all__ = [
     "DIFF_OPTIONS",
@@ -98,6 +99,7 @@ class GitObserver:
         gh_path: str | None = None,
         credential_env: Mapping[str, str] | None = None,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        network: Network | None = None,
     ):
         self.worktree = os.path.realpath(worktree)
         self.git_dir, self.common_dir = resolve_git_dirs(self.worktree)
@@ -119,7 +121,7 @@ class GitObserver:
         try:
             self.runner = GitRunner(
                 git_path, gh_path, self.git_dir, self.worktree, self._home,
-                credential_env=credential_env, timeout=timeout,
+                credential_env=credential_env, timeout=timeout, network=network or Network(),
             )
             # First command: read and refuse. Nothing in it runs a repository program.
             entries = self._config_entries(check_drivers=False)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from evaluator import policy
 from observe.errors import GIT_CODES, ObserveError
+from observe.network import Network
 
 PROFILE = policy.ISOLATED_PROFILE
 FIXED_PATH = "/usr/bin:/bin"
@@ -158,11 +159,14 @@ class GitRunner:
     # SHA-256 of the config listing the runner was built for; once set, every command that
     # could start a filter driver runs only between two listings with exactly this digest.
     config_listing_sha256: str | None = None
+    # The route to github.com (proxy, extra CA); its settings join the overrides and the
+    # invocation document, so the boundary records the route git uses.
+    network: Network = field(default_factory=Network)
 
     def overrides(self) -> list[str]:
         helper = f"credential.https://github.com.helper=!{self.gh_path} auth git-credential"
         neutralized = [f"filter.{name}.{key}=" for name in self.filter_drivers for key in _DRIVER_COMMANDS]
-        return [*FIXED_OVERRIDES, helper, *neutralized]
+        return [*FIXED_OVERRIDES, helper, *neutralized, *self.network.git_overrides()]
 
     def argv_prefix(self) -> list[str]:
         argv = [self.git_path, f"--git-dir={self.git_dir}", f"--work-tree={self.worktree}"]
@@ -190,6 +194,7 @@ class GitRunner:
             "environment": dict(BASE_ENVIRONMENT, HOME=HOME_PLACEHOLDER),
             "gh": {"path": self.gh_path, "sha256": _file_sha256(self.gh_path)},
             "git": {"path": self.git_path, "sha256": _file_sha256(self.git_path), "version": git_version},
+            "network": self.network.document(),
             "observation_options": list(OBSERVATION_OPTIONS),
             "profile": PROFILE,
             "status_options": list(STATUS_OPTIONS),

@@ -41,6 +41,7 @@ from observe.github.cache import CachedPage, EtagCache, default_cache_dir
 from observe.github.errors import GitHubObservationError
 from observe.github.token import resolve_token, token_identity
 from observe.github.transport import BoundedClient, call_before, deadline_error
+from observe.network import Network
 
 DEFAULT_API_URL = "https://api.github.com"
 PER_PAGE = 100
@@ -70,6 +71,19 @@ def _is_loopback(url: str) -> bool:
         return ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def route_options(network: Network | None, host: str) -> dict[str, Any]:
+    """httpx2 settings for the route: a given proxy/CA (observe/network.py), else direct.
+
+    A configured route is the only one: the environment's proxies are ignored
+    (``trust_env=False``) and TLS trusts the system CAs plus the network's CA.
+    Direct, loopback hosts ignore environment proxies too, which would
+    otherwise see test traffic.
+    """
+    if network is not None and (network.https_proxy is not None or network.ca_file is not None):
+        return {"proxy": network.https_proxy, "verify": network.ssl_context(), "trust_env": False}
+    return {"trust_env": not _is_loopback(host)}
 
 
 def _item_identity(item: Any) -> Any:
@@ -144,6 +158,7 @@ class GitHubClient:
         deadline_seconds: float = policy.COLLECTION_DEADLINE_SECONDS,
         max_response_bytes: int = policy.MAX_GITHUB_RESPONSE_BYTES,
         monotonic: Callable[[], float] = time.monotonic,
+        network: Network | None = None,
     ):
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -187,7 +202,7 @@ class GitHubClient:
             read_timeout=timeout,
             max_bytes=max_response_bytes,
             follow_redirects=False,
-            trust_env=not _is_loopback(self.host),
+            **route_options(network, self.host),
         )
         self.api.transport.retries = 0  # our retry loop is the only one, with an injectable sleep
         self._stats = dict.fromkeys(
@@ -325,6 +340,79 @@ class GitHubClient:
             raise GitHubObservationError("github-unexpected-shape", f"{where}: answer has no data.rateLimit.cost")
         self._stats["graphql_points"] += cost
         return data
+
+    # -- writes ---------------------------------------------------------
+
+    def write(self, method: str, path: str, body: Mapping[str, Any]) -> Any:
+        """One write (``POST``/``PATCH``), sent once and never retried; returns the parsed answer.
+
+        A write is not idempotent, so the retry loop of the reads does not
+        apply: a write whose connection never opened is ``github-write-failed``;
+        a definite 4xx answer (not a rate limit) ``github-write-refused``;
+        anything else (a timeout or dropped connection after sending, a 5xx, a
+        rate limit, an unreadable answer) ``github-write-uncertain``. After an
+        uncertain outcome the caller looks for the write's evidence on GitHub
+        before it may write again (references/github-observations.md).
+        """
+        if method not in ("POST", "PATCH"):
+            raise ValueError(f"not a write method: {method}")
+        where = f"{method} {path}"
+        response = self._send_once(method, self._url(path, None), dict(body), where, rest=True)
+        self._require_write_accepted(response, where)
+        try:
+            return self._parse(response, where)
+        except GitHubObservationError as error:
+            message = f"{where}: HTTP {response.status_code} with an unreadable answer ({error.code})"
+            raise GitHubObservationError("github-write-uncertain", message) from error
+
+    def graphql_mutation(self, mutation: str, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """One GraphQL mutation, sent once and never retried; returns ``data``.
+
+        Outcomes as for ``write``; an answer carrying ``errors`` is uncertain
+        (GitHub may apply part of a mutation), so the caller looks for evidence.
+        """
+        where = "POST /graphql (mutation)"
+        payload = {"query": mutation, "variables": dict(variables)}
+        response = self._send_once("POST", self._graphql_url(), payload, where, rest=False)
+        self._require_write_accepted(response, where)
+        try:
+            body = self._parse(response, where)
+        except GitHubObservationError as error:
+            message = f"{where}: an unreadable answer ({error.code})"
+            raise GitHubObservationError("github-write-uncertain", message) from error
+        if not isinstance(body, dict) or "errors" in body or not isinstance(body.get("data"), dict):
+            has_errors = isinstance(body, dict) and "errors" in body
+            summary = self._graphql_error_summary(body["errors"]) if has_errors else "no data"
+            raise GitHubObservationError("github-write-uncertain", f"{where}: the answer carries {summary}")
+        return cast(dict[str, Any], body["data"])
+
+    def _send_once(self, method: str, url: str, body: dict[str, Any], where: str, *, rest: bool) -> httpx2.Response:
+        self._stats["requests"] += 1
+        self._stats["rest_requests" if rest else "graphql_requests"] += 1
+
+        def send() -> httpx2.Response:
+            return cast(httpx2.Response, self.api.transport.request(method, url, headers={}, json=body, raw=True))
+
+        try:
+            response = call_before(self._remaining(), send, where)
+        except httpx2.HTTPStatusError as error:
+            response = error.response
+        except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.ProxyError) as error:
+            message = f"{where}: {type(error).__name__}; nothing was sent"
+            raise GitHubObservationError("github-write-failed", message) from error
+        except (httpx2.TransportError, GitHubObservationError) as error:
+            message = f"{where}: {type(error).__name__} after sending began; the write may or may not have happened"
+            raise GitHubObservationError("github-write-uncertain", message) from error
+        self._check_no_echo(response, where)
+        return response
+
+    def _require_write_accepted(self, response: httpx2.Response, where: str) -> None:
+        status = response.status_code
+        if self._is_rate_limited(response) or status >= 500:
+            message = f"{where}: HTTP {status}; the write may or may not have happened"
+            raise GitHubObservationError("github-write-uncertain", message)
+        if not 200 <= status < 300:
+            raise GitHubObservationError("github-write-refused", f"{where}: HTTP {status}")
 
     # -- URLs -----------------------------------------------------------
 
