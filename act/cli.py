@@ -22,14 +22,16 @@ from typing import Any, NoReturn
 # pydantic plugin gets a hook into them (as in evaluator/cli.py).
 os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
 
-from act import automation, plans, wakeup  # noqa: E402
+from act import automation, execute_cli, plans, wakeup  # noqa: E402
 from act import summary as summaries  # noqa: E402
 from act.command import Command, Context  # noqa: E402
 from act.errors import ActError, UsageError  # noqa: E402
 from act.sources import World  # noqa: E402
+from observe.cli import add_network_options, network_from  # noqa: E402
+from observe.errors import UsageError as ObserveUsageError  # noqa: E402
 
 # The table. A new command is a new row (see act/command.py).
-TABLE: list[Command] = [*plans.COMMANDS, *wakeup.COMMANDS, *automation.COMMANDS]
+TABLE: list[Command] = [*plans.COMMANDS, *wakeup.COMMANDS, *execute_cli.COMMANDS, *automation.COMMANDS]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -84,6 +86,7 @@ def _common() -> _Parser:
         "--observed-at", metavar="TS", help="the observation instant (ISO-8601 with offset); default now"
     )
     common.add_argument("--format", choices=("json", "text"), default="json")
+    add_network_options(common)
     return common
 
 
@@ -120,6 +123,14 @@ def _validate(args: argparse.Namespace) -> None:
             raise UsageError("--observed-at must be ISO-8601 with an explicit offset")
 
 
+def _network(args: argparse.Namespace) -> Any:
+    """The route to github.com (--https-proxy, --ca-file), validated; a bad value is a usage error."""
+    try:
+        return network_from(args)
+    except ObserveUsageError as error:
+        raise UsageError(str(error)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Tokens known from the environment, joined by any a GitHub observation resolves.
@@ -132,7 +143,12 @@ def main(argv: list[str] | None = None) -> int:
         output_format = args.format
         row = next(row for row in TABLE if row.name == args.subcommand)
         world = World(
-            api_url=args.api_url, gh=args.gh, registry=args.registry, observed_at=args.observed_at, secrets=secrets
+            api_url=args.api_url,
+            gh=args.gh,
+            registry=args.registry,
+            observed_at=args.observed_at,
+            secrets=secrets,
+            network=_network(args),
         )
         result: dict[str, Any] = {"ok": True, "command": args.subcommand, **row.run(Context(world, args))}
         status = 0

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from act.errors import ActError, UsageError
+from observe.network import Network
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class World:
     registry: str | None = None
     observed_at: str | None = None  # ISO-8601 with offset; None: now
     secrets: list[str] = field(default_factory=list)
+    network: Network = field(default_factory=Network)  # the route to github.com (--https-proxy, --ca-file)
 
     def settings(self) -> Any:
         """The collector's settings for one observation."""
@@ -40,7 +42,9 @@ class World:
         from observe.collect import Settings
 
         instant = datetime.now(UTC) if self.observed_at is None else parse_timestamp(self.observed_at)
-        return Settings(api_url=self.api_url, gh_path=self.gh, observed_at=instant, secrets=self.secrets)
+        return Settings(
+            api_url=self.api_url, gh_path=self.gh, observed_at=instant, secrets=self.secrets, network=self.network
+        )
 
     def registry_root(self) -> Path:
         from observe.registry import default_registry_root

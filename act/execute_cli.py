@@ -1,0 +1,317 @@
+"""``loop.py execute`` and ``loop.py claim``: the executor's commands (references/executor.md).
+
+``execute`` builds a ``Job`` for the plan the state directory holds and runs
+its next operation(s) (act/execute.py). ``claim`` posts the evaluator's claim
+comment exactly once and records it, so the same wakeup continues under the
+same wakeup id. Before anything is written, each re-checks what it depends
+on: the initial plan is rebuilt from fresh observations before ``fetch-base``;
+a recurring plan is re-collected (same wakeup id), embedded again and judged
+by the evaluator before each operation up to the push; after the push, the
+request checkpoint, the branches and the pushed head are checked against a
+fresh state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+from act import execute as core
+from act import judge, plans, sources, statedir, wakeup
+from act.build import recurring
+from act.command import Command, Context
+from act.errors import ActError
+from act.ghops import GitHubWriter
+from act.gitops import GitWriter
+
+EXECUTING = {"remediation": "execute-remediation", "finalization": "execute-finalization"}
+_CLAIM_KIND = re.compile(r"github-codex-pr-loop-claim run=[0-9a-f]{32} kind=(remediation|finalization|cleanup) ")
+
+
+def _github(ctx: Context, repository: str) -> GitHubWriter:
+    from observe.github.client import GitHubClient
+    from observe.github.token import resolve_token
+
+    world = ctx.world
+    with sources.observing():
+        token = resolve_token(None, api_base_url=world.api_url, gh_path=world.gh)
+        world.secrets.append(token)
+        client = GitHubClient(repository, host=world.api_url, token=token, network=world.network, use_cache=False)
+    return GitHubWriter(client, repository)
+
+
+def _git(ctx: Context, checkout: str, repository: str) -> GitWriter:
+    with sources.observing():
+        return GitWriter(checkout, repository, gh_path=ctx.world.gh, network=ctx.world.network)
+
+
+def _observed(call: Any) -> Any:
+    """Run an observing call so that observer errors keep their codes."""
+    with sources.observing():
+        return call()
+
+
+# --- recurring rechecks --------------------------------------------------------
+
+
+def _fresh_state(ctx: Context, directory: statedir.StateDir, wakeup_id: str) -> dict[str, Any]:
+    intent = directory.read(statedir.INTENT)
+    boot = directory.read(statedir.PROMPT)["bootstrap_snapshot"]
+    return sources.wakeup_state(ctx.world, intent["checkout"], boot, wakeup_id, plans.carried_approval(directory, None))
+
+
+def _judge_with_plan(
+    ctx: Context, directory: statedir.StateDir, pending: dict[str, Any], wakeup_id: str
+) -> dict[str, Any]:
+    """A fresh state (same wakeup id) with the pending plan embedded, judged by the evaluator."""
+    intent = directory.read(statedir.INTENT)
+    state = _fresh_state(ctx, directory, wakeup_id)
+    manifest = pending["manifest"]
+    boundary = (
+        sources.execution_boundary(ctx.world, intent["checkout"], state["repository"])
+        if manifest["kind"] == "remediation"
+        else None
+    )
+    approved = plans.carried_approval(directory, state["request_key"])
+    planned = recurring.embed(state, manifest, approved_plan_hash=approved, execution_boundary=boundary)
+    return judge.require_accepted(judge.evaluate("state", planned), "the fresh state with the plan")
+
+
+def _recurring_recheck(ctx: Context, directory: statedir.StateDir, pending: dict[str, Any], wakeup_id: str) -> Any:
+    """Before each operation: the evaluator on a fresh state with the plan, until its own writes make it stale."""
+    manifest = pending["manifest"]
+    accepted = (EXECUTING[manifest["kind"]], "finish-finalization")
+
+    def recheck(operation: str, entry: dict[str, Any]) -> None:
+        # Staging and committing change the index and refs the execution boundary binds; a
+        # finalization's first mutation changes what its plan binds: from then on the plan is
+        # stale by design, and its request checkpoint, branches and head are checked instead.
+        if manifest["kind"] == "remediation":
+            unchanged = "commit" not in entry["done"] and not _committed(ctx, manifest)
+        else:
+            unchanged = not entry["done"]
+        if not unchanged:
+            _require_checkpoint(ctx, directory, manifest, entry, wakeup_id, operation)
+            return
+        result = _judge_with_plan(ctx, directory, pending, wakeup_id)
+        if result["action"] not in accepted or result.get("plan_hash") != pending["plan_hash"]:
+            raise ActError(
+                "plan-drifted",
+                f"on a fresh observation the evaluator emits {result['action']} ({', '.join(result['reasons'])}), "
+                f"not the execution of {pending['plan_hash']}; nothing is written",
+                details={"evaluation": result},
+            )
+
+    return recheck
+
+
+def _committed(ctx: Context, manifest: dict[str, Any]) -> bool:
+    """Whether the checkout's HEAD moved off the planned head (a commit made before a crash lost its ledger entry)."""
+    directory_checkout = ctx.state_dir().read(statedir.INTENT)["checkout"]
+    with _git(ctx, directory_checkout, manifest["repository"]) as git:
+        return git.head() != manifest["current_head_sha"]
+
+
+def _require_checkpoint(
+    ctx: Context,
+    directory: statedir.StateDir,
+    manifest: dict[str, Any],
+    entry: dict[str, Any],
+    wakeup_id: str,
+    operation: str,
+) -> None:
+    """After the plan's first visible effect it is stale by design: request, branches and head must still be its own."""
+    state = _fresh_state(ctx, directory, wakeup_id)
+    pushed = entry["facts"].get("final_head_sha")
+    # Before the push is recorded GitHub may show either head: a crash can fall between push and ledger.
+    heads = [pushed] if "push" in entry["done"] else [manifest["current_head_sha"], pushed]
+    expected = {
+        "request_key": manifest["request_key"],
+        "pr_state": "open",
+        "current_base_sha": manifest["base_sha"],
+        "current_head_branch": manifest["head_branch"],
+        "current_base_branch": manifest["base_branch"],
+        "current_remote_name": manifest["remote_name"],
+    }
+    if "request-codex-review" in entry["done"] or (pushed is not None and state.get("request_head_sha") == pushed):
+        del expected["request_key"]  # the next request is posted by now (perhaps just before a crash)
+    drift = {name: state.get(name) for name, value in expected.items() if state.get(name) != value}
+    drift.update(
+        {name: state.get(name) for name in ("current_head_sha", "remote_head_sha") if state.get(name) not in heads}
+    )
+    if drift:
+        raise ActError(
+            "plan-drifted",
+            f"before {operation}: {', '.join(sorted(drift))} differ from the plan's request checkpoint and head; "
+            "nothing is written",
+            details={"observed": drift},
+        )
+
+
+# --- execute ---------------------------------------------------------------------
+
+
+def _configure_execute(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--operation", metavar="NAME", help="refuse unless NAME is the plan's next operation")
+    parser.add_argument("--one", action="store_true", help="perform only the next operation")
+
+
+def _initial_job(ctx: Context, directory: statedir.StateDir, pending: dict[str, Any]) -> core.Job:
+    intent = directory.read(statedir.INTENT)
+    document = directory.read(statedir.INITIAL)
+    snapshot, manifest = document["initial_snapshot"], document["initial_manifest"]
+
+    def recheck(operation: str, entry: dict[str, Any]) -> None:
+        if operation == "fetch-base":
+            plans.run_rebuild(ctx)  # fresh observations, the evaluator, the approved hash: or plan-changed
+
+    return core.Job(
+        directory=directory,
+        kind="initial",
+        plan_hash=pending["plan_hash"],
+        operations=list(manifest["operations"]),
+        manifest=manifest,
+        checkout=intent["checkout"],
+        repository=snapshot["repository"],
+        git=lambda: _git(ctx, intent["checkout"], snapshot["repository"]),
+        github=lambda: _github(ctx, snapshot["repository"]),
+        recheck=recheck,
+        snapshot=snapshot,
+        texts=directory.read(statedir.INITIAL_TEXTS),
+    )
+
+
+def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: dict[str, Any]) -> core.Job:
+    intent = directory.read(statedir.INTENT)
+    manifest = pending["manifest"]
+    current = wakeup.current_wakeup(directory)
+    if pending["plan_hash"] not in {claim["plan_hash"] for claim in current["claims"]}:
+        raise ActError(
+            "plan-not-claimed",
+            f"this wakeup holds no claim for {pending['plan_hash']}: post it with `loop.py claim` first",
+            path="/plan_hash",
+        )
+    last = directory.read_optional(statedir.LAST_RESULT) or {}
+    entry = core.ledger_entry(directory, pending["plan_hash"], manifest["kind"])
+    if not entry["done"] and (
+        last.get("action") not in (EXECUTING[manifest["kind"]], "finish-finalization")
+        or last.get("plan_hash") != pending["plan_hash"]
+    ):
+        raise ActError(
+            "action-not-execute",
+            f"the last evaluation emitted {last.get('action')}, not the execution of {pending['plan_hash']}",
+            path="/action",
+        )
+    operations = (
+        list(last.get("operations") or manifest["operations"])
+        if not entry["done"]
+        else entry["facts"].get("operations", manifest["operations"])
+    )
+    entry["facts"]["operations"] = operations
+    core.save_entry(directory, pending["plan_hash"], entry)
+    details = {
+        "thread_ids": last.get("thread_ids", []),
+        "reply_marker": last.get("reply_marker") or entry["facts"].get("reply_marker"),
+    }
+    if manifest["kind"] == "remediation":
+        details["next_round"] = last.get("fix_rounds", 0) + 1 if not entry["done"] else entry["facts"]["next_round"]
+        entry["facts"].update(reply_marker=details["reply_marker"], next_round=details["next_round"])
+        core.save_entry(directory, pending["plan_hash"], entry)
+    return core.Job(
+        directory=directory,
+        kind=manifest["kind"],
+        plan_hash=pending["plan_hash"],
+        operations=operations,
+        manifest=manifest,
+        checkout=intent["checkout"],
+        repository=manifest["repository"],
+        git=lambda: _git(ctx, intent["checkout"], manifest["repository"]),
+        github=lambda: _github(ctx, manifest["repository"]),
+        recheck=_recurring_recheck(ctx, directory, pending, current["wakeup_id"]),
+        details=details,
+    )
+
+
+def run_execute(ctx: Context) -> dict[str, Any]:
+    directory = ctx.state_dir()
+    pending = directory.read_optional(statedir.PENDING)
+    if pending is None:
+        raise ActError("no-plan", "the state directory holds no plan to execute", path="/plan")
+    job = (
+        _initial_job(ctx, directory, pending)
+        if pending["kind"] == "initial"
+        else _recurring_job(ctx, directory, pending)
+    )
+    with sources.observing():
+        return core.execute(job, only=ctx.args.operation, one=ctx.args.one)
+
+
+# --- claim ------------------------------------------------------------------------
+
+
+def run_claim(ctx: Context) -> dict[str, Any]:
+    """Post the evaluator's claim comment once; record it for this wakeup (then `wakeup --continue`)."""
+    directory = ctx.state_dir()
+    pending = directory.read_optional(statedir.PENDING) or {}
+    last = directory.read_optional(statedir.LAST_RESULT) or {}
+    if last.get("action") != "claim-plan" or last.get("plan_hash") != pending.get("plan_hash"):
+        raise ActError(
+            "action-not-claim",
+            f"the last evaluation emitted {last.get('action')} for {last.get('plan_hash')}, "
+            "not claim-plan for the pending plan",
+            path="/action",
+        )
+    current = wakeup.current_wakeup(directory)
+    result = _judge_with_plan(ctx, directory, pending, current["wakeup_id"])  # the request key and the plan, fresh
+    # After a crash the claim may be posted already: the evaluator then says this wakeup holds it.
+    posted_already = (
+        result["action"] in (*EXECUTING.values(), "finish-finalization")
+        and result.get("plan_hash") == pending["plan_hash"]
+    )
+    if not posted_already and (
+        result["action"] != "claim-plan" or result.get("claim_comment_body") != last["claim_comment_body"]
+    ):
+        raise ActError(
+            "plan-drifted",
+            f"on a fresh observation the evaluator emits {result['action']}, not the same claim; nothing is posted",
+            details={"evaluation": result},
+        )
+    body = last["claim_comment_body"]
+    kind = _CLAIM_KIND.search(body)
+    if kind is None:
+        raise ActError(
+            "claim-body-invalid", "the claim comment body carries no claim marker", path="/claim_comment_body"
+        )
+    manifest = pending["manifest"]
+    github = _github(ctx, manifest["repository"])
+    with sources.observing():
+        user_id = github.user_id()
+        outcome, comment = github.post_comment_once(manifest["pr_number"], user_id, body, body.strip(), "claim")
+    if not any(
+        claim["plan_hash"] == pending["plan_hash"] and claim["comment_id"] == comment["id"]
+        for claim in current["claims"]
+    ):
+        wakeup.record_claim(directory, current["wakeup_id"], pending["plan_hash"], kind.group(1), comment["id"])
+    return {
+        "outcome": outcome,
+        "comment_id": comment["id"],
+        "wakeup_id": current["wakeup_id"],
+        "next": "re-collect in this same wakeup: `loop.py wakeup --continue`",
+    }
+
+
+COMMANDS = [
+    Command(
+        "execute",
+        "perform the validated plan's next operation(s), each re-checked and idempotent by observation",
+        _configure_execute,
+        run_execute,
+    ),
+    Command(
+        "claim",
+        "post the evaluator's claim comment exactly once and record it for this wakeup",
+        lambda parser: None,
+        run_claim,
+    ),
+]
