@@ -63,14 +63,8 @@ def test_a_usage_error_exits_2(capsys):
 
 
 def _missing_or(result):
-    """Where the loop's commands are not all here, the demo names the missing one and ends there."""
-    if result.missing:
-        assert (
-            result.final == "missing"
-            and result.missing[0].startswith("loop.py")
-            or result.missing == ["scripts/loop.py"]
-        )
-        return True
+    """Every command the demo runs exists: a missing one is a failure, never a pass."""
+    assert not result.missing, f"the demo could not run {result.missing}"
     return False
 
 
@@ -146,7 +140,8 @@ def test_an_overlapping_wakeup_is_refused_and_the_left_claim_is_never_executed(t
     second = next(step for step in result.steps if step.name == "wakeup (second)")
     assert (second.action, second.reasons) == ("refused", ["wakeup-claim-open"])
     commands = [command for command, _ in result.agent.results]
-    assert "execute" not in commands  # the claimed remediation was never carried out
+    claimed = commands.index("claim")
+    assert "execute" not in commands[claimed:]  # the claimed remediation was never carried out
     (pull,) = stack.pulls()
     claims = [body for body in owner_comments(stack, pull["number"]) if CLAIM.search(body)]
     assert len(claims) == 1
