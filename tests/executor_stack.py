@@ -89,6 +89,20 @@ class Stack:
         ]
         return git(self.tmp, *network, *args)
 
+    def files_holding_the_token(self) -> list[str]:
+        """Every file the loop could have written (state, caches, registry, checkout) that holds the token's bytes.
+
+        The gh stand-in (``bin/``) and the simulator's own world are the only
+        places the token may live: they are GitHub's side, not the loop's.
+        """
+        places = [self.tmp / "state", self.tmp / "cache", self.registry, self.checkout]
+        return sorted(
+            str(path)
+            for place in places
+            for path in place.rglob("*")
+            if path.is_file() and not path.is_symlink() and TOKEN.encode() in path.read_bytes()
+        )
+
     def remote_tip(self, branch: str) -> str | None:
         return self.world.repository(OWNER, NAME).tip(branch)
 

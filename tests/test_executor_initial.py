@@ -111,6 +111,7 @@ def test_each_operation_performs_exactly_its_write(stack, capsys):
     assert f"automation-create --pr {pull['number']}" in handed["next"]
     refused = stack.loop(capsys, "execute", *where, "--operation", "push", status=1)
     assert refused["errors"][0]["code"] == "operation-not-next"
+    assert stack.files_holding_the_token() == []
 
 
 def test_a_crash_after_any_write_and_a_rerun_end_like_an_uninterrupted_run(tmp_path, monkeypatch, capsys):

@@ -124,6 +124,7 @@ def test_the_skill_procedure_command_by_command(stack, capsys):
     loop("end-wakeup", *where)
     assert host.read(created["automationId"]) is None
     assert statedir.StateDir(made["state_dir"]).read_optional("execution.json")
+    assert stack.files_holding_the_token() == []  # every output was checked line by line; the files are too
 
 
 def claimed_body(stack, pr_number: int, comment_id: int) -> str:
