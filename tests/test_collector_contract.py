@@ -166,3 +166,19 @@ def test_the_evaluator_redacts_every_encoding_of_the_token(tmp_path):
         assert json.loads(completed.stdout)["errors"][0]["code"] == "usage-error"
         assert "[REDACTED]" in completed.stdout
         no_token_anywhere(completed)
+
+
+def test_the_loop_redacts_every_encoding_of_the_token(tmp_path):
+    basic = base64.b64encode(f"x-access-token:{SENTINEL}".encode()).decode()
+    for shown in (SENTINEL, quote(SENTINEL, safe=""), basic):
+        completed = subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "loop.py"), "status", "--state-dir", f"/nonexistent/{shown}"],
+            capture_output=True,
+            text=True,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GH_TOKEN": SENTINEL},
+            timeout=60,
+        )
+        assert completed.returncode == 1 and len(completed.stdout.splitlines()) == 1
+        assert json.loads(completed.stdout)["errors"][0]["code"] == "state-dir-missing"
+        assert "[REDACTED]" in completed.stdout
+        no_token_anywhere(completed)
