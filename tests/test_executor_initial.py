@@ -114,6 +114,27 @@ def test_each_operation_performs_exactly_its_write(stack, capsys):
     assert stack.files_holding_the_token() == []
 
 
+def test_a_checkout_config_cannot_start_an_alternate_refs_program(stack, capsys, tmp_path):
+    other = tmp_path / "other.git"
+    git(tmp_path, "init", "-q", "--bare", str(other))
+    (stack.checkout / ".git" / "objects" / "info" / "alternates").write_text(f"{other / 'objects'}\n")
+    sentinel = tmp_path / "alternate-refs-program-ran"
+    trap = tmp_path / "trap"
+    trap.write_text(f"#!/bin/sh\ntouch {sentinel}\n")
+    trap.chmod(0o755)
+    git(stack.checkout, "config", "core.alternateRefsCommand", str(trap))
+    stack.git_via_front("-C", str(stack.checkout), "fetch", "-q", "origin")
+    assert sentinel.exists(), "sanity: a plain fetch runs the configured program"
+    sentinel.unlink()
+
+    made = planned(stack, capsys)
+    where = ["--state-dir", made["state_dir"]]
+    stack.loop(capsys, "rebuild", *where)
+    result = stack.loop(capsys, "execute", *where, "--one")
+    assert [p["operation"] for p in result["performed"]] == ["fetch-base"]
+    assert not sentinel.exists()
+
+
 def test_a_crash_after_any_write_and_a_rerun_end_like_an_uninterrupted_run(tmp_path, monkeypatch, capsys):
     uninterrupted = start(tmp_path / "one", monkeypatch)
     try:

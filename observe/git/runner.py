@@ -82,6 +82,8 @@ FIXED_OVERRIDES = (
     "core.quotePath=true",
     # A repository commit-graph is trusted for parents: a forged one could invent ancestry.
     "core.commitGraph=false",
+    # With alternates, fetch negotiation runs this program through the shell; exec refuses /dev/null.
+    f"core.alternateRefsCommand={DISABLED_PROGRAM}",
     # Signature checks run gpg.program: git log runs it when log.showSignature is set.
     "log.showSignature=false",
     *(f"{key}={DISABLED_PROGRAM}" for key in SIGNATURE_PROGRAMS),
