@@ -14,10 +14,11 @@ each content hash is exactly 32 bytes, so the concatenation is unambiguous.
 
 Why the skill's code is digested: the bootstrap records ``evaluator_sha256``
 in its checkpoint and every wakeup recomputes it before trusting the
-evaluator's action. The evaluator is the safety kernel, and the collector
-builds what it judges (and computes this very pin); an agent that edited
-either mid-loop (to silence a check, or "fix" a stop) would otherwise be
-steering the loop with its own rules. A changed digest is state drift, so the
+evaluator's action. The evaluator is the safety kernel, the collector
+builds what it judges (and computes this very pin), and the hands perform the
+writes it permits; an agent that edited any of them mid-loop (to silence a
+check, "fix" a stop, or widen a write) would otherwise be steering the loop
+with its own rules. A changed digest is state drift, so the
 loop stops instead. What is pinned and refused, and how the scripts make sure
 nothing else is loaded: references/automation-registry.md#the-evaluator-digest.
 """
@@ -30,10 +31,11 @@ from pathlib import Path
 
 from observe.errors import DIGEST_CODES, ObserveError
 
-# Every directory the entry points load code from: the two packages and the
-# scripts themselves (with their loader, scripts/isolation.py).
-CODE_DIRECTORIES = ("evaluator", "observe", "scripts")
-ENTRY_POINTS = ("scripts/evaluate_state.py", "scripts/collect_state.py")
+# Every directory the entry points load code from: the packages
+# scripts/isolation.py lets them import (the evaluator, the collector, the
+# hands) and the scripts themselves (with that loader).
+CODE_DIRECTORIES = ("evaluator", "observe", "act", "scripts")
+ENTRY_POINTS = ("scripts/evaluate_state.py", "scripts/collect_state.py", "scripts/loop.py")
 # Files Python could load as code without reading a pinned source: bytecode and
 # extension modules. Never pinned (caches change on their own), always refused.
 _BYTECODE_CACHE = "__pycache__"

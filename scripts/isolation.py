@@ -32,7 +32,7 @@ class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
 
 
 class SkillFinder(importlib.abc.MetaPathFinder):
-    """Finds ``evaluator`` and ``observe`` (and their submodules) under the skill root only."""
+    """Finds the skill's ``PACKAGES`` (and their submodules) under the skill root only."""
 
     def __init__(self, root):
         self.root = root

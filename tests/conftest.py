@@ -7,12 +7,16 @@ ROOT = Path(__file__).resolve().parent.parent
 # The skill's code directories never hold bytecode: the evaluator pin refuses a
 # __pycache__ there (references/automation-registry.md#bytecode-caches). Tests
 # import that code in-process, so they write no bytecode, and caches left by an
-# earlier plain import are removed before anything is imported.
+# earlier plain import are removed before anything else is imported (the list of
+# code directories comes from the pin itself, which imports only the standard
+# library besides observe/errors.py).
 sys.dont_write_bytecode = True
-for _code_directory in ("evaluator", "observe", "scripts"):
+sys.path.insert(0, str(ROOT))
+from observe.evaluator_digest import CODE_DIRECTORIES  # noqa: E402
+
+for _code_directory in CODE_DIRECTORIES:
     for _cache in sorted((ROOT / _code_directory).rglob("__pycache__")):
         shutil.rmtree(_cache)
-sys.path.insert(0, str(ROOT))
 
 # Loopback servers only: never let an inherited proxy see test traffic.
 os.environ["NO_PROXY"] = "127.0.0.1,localhost"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -145,8 +146,12 @@ SKILL_TREE = {
     "evaluator/schema.json": b"{}\n",
     "observe/__init__.py": b"",
     "observe/evaluator_digest.py": b"def evaluator_sha256(root): ...\n",
+    "act/__init__.py": b"",
+    "act/execute.py": b"def execute(plan): ...\n",
+    "act/build/remediation.py": b"def build(state): ...\n",
     "scripts/evaluate_state.py": b"from evaluator.cli import main\nmain()\n",
     "scripts/collect_state.py": b"from observe.cli import main\nmain()\n",
+    "scripts/loop.py": b"from act.cli import main\nmain()\n",
     "scripts/isolation.py": b"def run(script, module): ...\n",
 }
 # Outside the code directories: the scripts never put these on the import path.
@@ -163,7 +168,8 @@ def test_the_pin_covers_every_file_of_the_code_directories_and_nothing_else(tmp_
 
 
 @pytest.mark.parametrize(
-    "added", ["evaluator/rules/new.py", "scripts/json.py", "observe/notes.txt", "evaluator/policy.py.orig"]
+    "added",
+    ["evaluator/rules/new.py", "scripts/json.py", "observe/notes.txt", "evaluator/policy.py.orig", "act/build/new.py"],
 )
 def test_any_added_file_changes_the_pin(tmp_path: Path, added: str) -> None:
     root = build(tmp_path / "project", SKILL_TREE)
@@ -172,7 +178,17 @@ def test_any_added_file_changes_the_pin(tmp_path: Path, added: str) -> None:
     assert evaluator_sha256(root) == independent_digest({**SKILL_TREE, added: b""}) != recorded
 
 
-@pytest.mark.parametrize("edited", ["evaluator/policy.py", "observe/evaluator_digest.py", "scripts/isolation.py"])
+@pytest.mark.parametrize(
+    "edited",
+    [
+        "evaluator/policy.py",
+        "observe/evaluator_digest.py",
+        "act/execute.py",
+        "act/build/remediation.py",
+        "scripts/isolation.py",
+        "scripts/loop.py",
+    ],
+)
 def test_an_edit_anywhere_in_the_skill_code_changes_the_pin(tmp_path: Path, edited: str) -> None:
     root = build(tmp_path / "project", SKILL_TREE)
     recorded = evaluator_sha256(root)
@@ -180,11 +196,25 @@ def test_an_edit_anywhere_in_the_skill_code_changes_the_pin(tmp_path: Path, edit
     assert evaluator_sha256(root) != recorded
 
 
+@pytest.mark.parametrize("edited", sorted(SKILL_TREE))
+def test_one_changed_byte_in_any_pinned_file_changes_the_pin(tmp_path: Path, edited: str) -> None:
+    root = build(tmp_path / "project", SKILL_TREE)
+    recorded = evaluator_sha256(root)
+    content = SKILL_TREE[edited] or b"\n"  # an empty file gains its one byte
+    changed = content[:-1] + bytes([content[-1] ^ 1])
+    (root / edited).write_bytes(changed)
+    assert evaluator_sha256(root) == independent_digest({**SKILL_TREE, edited: changed}) != recorded
+
+
 @pytest.mark.parametrize(
     "planted, reason",
     [
         ("evaluator/__pycache__/policy.cpython-311.pyc", "bytecode cache"),
         ("scripts/__pycache__/isolation.cpython-311.pyc", "bytecode cache"),
+        ("act/__pycache__/execute.cpython-311.pyc", "bytecode cache"),
+        ("act/build/__pycache__/remediation.cpython-311.pyc", "bytecode cache"),
+        ("act/execute.pyc", "compiled code"),
+        ("act/build/remediation.cpython-311-x86_64-linux-gnu.so", "compiled code"),
         ("evaluator/policy.pyc", "compiled code"),
         ("observe/cli.pyo", "compiled code"),
         ("evaluator/policy.cpython-311-x86_64-linux-gnu.so", "compiled code"),
@@ -205,7 +235,7 @@ def test_an_empty_bytecode_cache_directory_is_refused(tmp_path: Path) -> None:
         evaluator_sha256(root)
 
 
-@pytest.mark.parametrize("entry_point", ["scripts/evaluate_state.py", "scripts/collect_state.py"])
+@pytest.mark.parametrize("entry_point", ["scripts/evaluate_state.py", "scripts/collect_state.py", "scripts/loop.py"])
 def test_a_skill_without_an_entry_point_is_refused(tmp_path: Path, entry_point: str) -> None:
     tree = dict(SKILL_TREE)
     del tree[entry_point]
@@ -214,7 +244,7 @@ def test_a_skill_without_an_entry_point_is_refused(tmp_path: Path, entry_point: 
         evaluator_sha256(root)
 
 
-@pytest.mark.parametrize("directory", ["evaluator", "observe", "scripts"])
+@pytest.mark.parametrize("directory", ["evaluator", "observe", "act", "scripts"])
 def test_a_missing_code_directory_is_refused(tmp_path: Path, directory: str) -> None:
     root = build(tmp_path / "project", {k: v for k, v in SKILL_TREE.items() if not k.startswith(directory + "/")})
     with pytest.raises(DigestError, match=f"{directory}/ is missing"):
@@ -247,19 +277,27 @@ def test_evaluator_directory_symlink_is_refused(tmp_path: Path) -> None:
         evaluator_sha256(root)
 
 
+WORKED_EXAMPLE = {
+    "evaluator/__init__.py": b"VERSION = 1\n",
+    "observe/__init__.py": b"from evaluator import VERSION\n",
+    "act/__init__.py": b"from observe import VERSION\n",
+    "scripts/evaluate_state.py": b"from evaluator import VERSION\nprint(VERSION)\n",
+    "scripts/collect_state.py": b"import observe\n",
+    "scripts/loop.py": b"import act\n",
+}
+
+
 def test_worked_example_in_the_reference_doc(tmp_path: Path) -> None:
-    demo = build(
-        tmp_path / "demo",
-        {
-            "evaluator/__init__.py": b"VERSION = 1\n",
-            "observe/__init__.py": b"from evaluator import VERSION\n",
-            "scripts/evaluate_state.py": b"from evaluator import VERSION\nprint(VERSION)\n",
-            "scripts/collect_state.py": b"import observe\n",
-        },
-    )
-    documented = "9bf691078c98ed97e749370e9dfe7232e18fa299c8609b3a50a6afb8bac6dfb0"
-    assert evaluator_sha256(demo) == documented
+    demo = build(tmp_path / "demo", WORKED_EXAMPLE)
+    documented = "86c8e9a65cff4239569c410dfa3a20b4a3f56ce09b0371a6d76e57bb077bc9e4"
+    assert evaluator_sha256(demo) == documented == independent_digest(WORKED_EXAMPLE)
     text = DOC.read_text(encoding="utf-8")
-    assert f"# {documented}  -" in text
-    assert f"# {hashlib.sha256(b'VERSION = 1' + bytes([10])).hexdigest()}  evaluator/__init__.py" in text
-    assert f"# {hashlib.sha256(b'import observe' + bytes([10])).hexdigest()}  scripts/collect_state.py" in text
+    example = text[text.index("### Worked example") :]
+    assert f"# {documented}  -" in example
+    # Every file's sha256sum line is printed, in LC_ALL=C order, and nothing else.
+    listed = re.findall(r"^# ([0-9a-f]{64})  (\S+/\S+)$", example, flags=re.MULTILINE)
+    assert listed == [(hashlib.sha256(WORKED_EXAMPLE[path]).hexdigest(), path) for path in sorted(WORKED_EXAMPLE)]
+    # The shell commands build exactly this tree.
+    for path, content in WORKED_EXAMPLE.items():
+        printf = content.decode().replace("\n", "\\n")
+        assert f"printf '{printf}' > {path}\n" in example

@@ -16,6 +16,8 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from observe.evaluator_digest import CODE_DIRECTORIES, evaluator_sha256
+
 ROOT = Path(__file__).resolve().parent.parent
 SKILL = "github-codex-pr-loop"
 ENTRY_POINTS = sorted(p.name for p in (ROOT / "scripts").glob("*.py") if p.name != "isolation.py")
@@ -55,7 +57,7 @@ def a_checkout(directory: Path) -> Path:
 
 
 def test_only_the_runtime_parts_are_installed(installed):
-    packages = {"evaluator", "observe"} | ({"act"} if (ROOT / "act").is_dir() else set())
+    packages = {"evaluator", "observe", "act"}
     expected = {"SKILL.md", "LICENSE", "requirements-runtime.lock", "agents", "scripts", "references", ".venv"}
     assert {p.name for p in installed.iterdir()} == expected | packages | {".install-record.json"}
     assert not list(installed.rglob("__pycache__"))
@@ -73,6 +75,12 @@ def test_the_record_holds_the_digest_of_every_installed_file(installed):
     assert set(record["files"]) == on_disk
     for relative, digest in record["files"].items():
         assert hashlib.sha256((installed / relative).read_bytes()).hexdigest() == digest
+
+
+def test_the_installed_code_is_the_pinned_code_of_the_clone(clone, installed):
+    """Every code directory the pin covers (act/ included) is installed whole, and nothing is added to it."""
+    assert all((installed / directory).is_dir() for directory in CODE_DIRECTORIES)
+    assert evaluator_sha256(installed) == evaluator_sha256(clone)
 
 
 @pytest.mark.parametrize("script", ENTRY_POINTS)

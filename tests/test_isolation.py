@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.machinery
 import json
 import py_compile
+import runpy
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from observe.evaluator_digest import CODE_DIRECTORIES, DigestError, evaluator_sha256
+from observe.evaluator_digest import CODE_DIRECTORIES, ENTRY_POINTS, DigestError, evaluator_sha256
 from tests.helpers import FIXTURES, ROOT
 
 INVALID_INITIAL = FIXTURES / "initial" / "invalid" / "boundary-clean-filters-active--lfs.json"
@@ -133,6 +134,36 @@ def test_the_collectors_own_code_is_pinned(skill):
     digest_module = skill / "observe" / "evaluator_digest.py"
     digest_module.write_text(digest_module.read_text() + "\n# edited\n")
     assert evaluator_sha256(skill) != pinned
+
+
+def test_the_pin_covers_every_package_the_loader_admits_and_every_entry_point():
+    """What a script can import is exactly what is pinned: the loader's packages and scripts/."""
+    loader = runpy.run_path(str(ROOT / "scripts" / "isolation.py"))
+    assert set(CODE_DIRECTORIES) == set(loader["PACKAGES"]) | {"scripts"}
+    scripts = {f"scripts/{p.name}" for p in (ROOT / "scripts").glob("*.py")} - {"scripts/isolation.py"}
+    assert set(ENTRY_POINTS) == scripts
+
+
+def test_the_hands_are_pinned_and_a_planted_cache_of_theirs_is_never_loaded(skill, tmp_path):
+    pinned = evaluator_sha256(skill)
+    executor = skill / "act" / "execute.py"
+    original = executor.read_bytes()
+    executor.write_bytes(original + b"# widen a write\n")
+    assert evaluator_sha256(skill) != pinned
+    executor.write_bytes(original)
+    assert evaluator_sha256(skill) == pinned
+
+    impostor = tmp_path / "cli.py"
+    impostor.write_text(f"def main(argv=None):\n    exec({PLANTED_OK!r})\n")
+    cache = skill / "act" / "__pycache__" / f"cli.{sys.implementation.cache_tag}.pyc"
+    unchecked = py_compile.PycInvalidationMode.UNCHECKED_HASH
+    py_compile.compile(
+        str(impostor), cfile=str(cache), dfile=str(skill / "act" / "cli.py"), invalidation_mode=unchecked, doraise=True
+    )
+    completed = run_script(skill, "loop.py", "--help")
+    assert completed.returncode == 0 and completed.stdout.startswith("usage: loop.py"), completed
+    with pytest.raises(DigestError, match="bytecode cache"):
+        evaluator_sha256(skill)
 
 
 def test_isolated_flags_are_required_to_load_the_skill(skill):

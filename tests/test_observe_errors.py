@@ -13,7 +13,7 @@ import pytest
 
 from observe import cli, collect
 from observe.errors import CATALOGUE, CLI_CODES, COLLECTION_CODES, ObserveError
-from observe.evaluator_digest import DigestError
+from observe.evaluator_digest import CODE_DIRECTORIES, DigestError
 from observe.git.runner import GitObservationError
 from observe.github.errors import GitHubObservationError
 from observe.registry import RegistryError
@@ -110,7 +110,7 @@ def test_a_missing_registry_is_named_with_the_setting_that_chose_it(tmp_path, mo
 
 
 def test_an_undigestable_evaluator_names_its_install_directory(tmp_path):
-    for directory in ("evaluator", "observe", "scripts"):
+    for directory in CODE_DIRECTORIES:  # every code directory there, the entry points missing
         (tmp_path / directory).mkdir()
     (tmp_path / "evaluator" / "__init__.py").write_text("")
     settings = collect.Settings(
