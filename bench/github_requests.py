@@ -2,12 +2,14 @@
 
 Runs against the fake GitHub of the tests (simulator/fakegithub.py) on 127.0.0.1,
 so it needs no network and no token. The PR is unchanged between the two
-runs, which is what most wakeups see.
+runs, which is what most wakeups see. By default it has exactly 100 reviews and
+100 reactions: a full last page of a list, which the warm run revalidates only
+because the first GraphQL page counts both lists.
 
 Target: the warm run spends no primary REST points (every GET is a 304) and
 at most one GraphQL query per 100 review threads.
 
-    .venv/bin/python bench/github_requests.py [--threads 250] [--comments 120]
+    .venv/bin/python bench/github_requests.py [--threads 250] [--comments 120] [--reviews 100] [--reactions 100]
 
 Exit status 0 when the target is met, 1 when it is not.
 """
@@ -43,8 +45,11 @@ from simulator.fakegithub import (  # noqa: E402
 )
 
 
-def build_pull_request(fake: FakeGitHub, threads: int, comments: int) -> None:
-    """A busy but ordinary PR: chatter, two rounds of Codex findings, checks and protection."""
+def build_pull_request(fake: FakeGitHub, threads: int, comments: int, reviews: int, reactions: int) -> None:
+    """A busy but ordinary PR: chatter, Codex findings, reviews, reactions, checks and protection.
+
+    ``reviews`` and ``reactions`` count Codex's review and +1 among them.
+    """
     fake.add_request(0, at(10))
     for index in range(comments):
         fake.add_issue_comment(USERS["other_human"], f"comment {index}", at(20 + index))
@@ -59,6 +64,10 @@ def build_pull_request(fake: FakeGitHub, threads: int, comments: int) -> None:
             )
     fake.add_issue_comment(USERS["codex_bot"], codex_body("summary_completed", head), at(15), at(2500))
     fake.add_reaction(USERS["codex_as_reactor"], "+1", at(2600))
+    for index in range(reviews - 1):
+        fake.add_review(USERS["human_reviewer"], f"review {index}", "COMMENTED", head, at(2700 + index))
+    for index in range(reactions - 1):
+        fake.add_reaction(USERS["other_human"], "heart", at(2700 + index))
     for name in ("ci/test", "ci/lint", "ci/docs"):
         fake.add_check_run(name)
     fake.add_status("deploy/preview", "success")
@@ -79,16 +88,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=250)
     parser.add_argument("--comments", type=int, default=120)
+    parser.add_argument("--reviews", type=int, default=100)
+    parser.add_argument("--reactions", type=int, default=100)
     arguments = parser.parse_args(argv)
+    reviews, reactions = max(1, arguments.reviews), max(1, arguments.reactions)  # Codex's review and +1 at least
     fake = FakeGitHub().start()
     try:
-        build_pull_request(fake, arguments.threads, arguments.comments)
+        build_pull_request(fake, arguments.threads, arguments.comments, reviews, reactions)
         with tempfile.TemporaryDirectory() as cache_dir:
             runs = {"cold": collect(fake, Path(cache_dir)), "warm": collect(fake, Path(cache_dir))}
     finally:
         fake.stop()
     print(
-        f"one observation of a PR with {arguments.threads} review threads and {arguments.comments + 2} issue comments"
+        f"one observation of a PR with {arguments.threads} review threads, {arguments.comments + 2} issue comments,"
+        f" {reviews} reviews and {reactions} reactions"
     )
     print(
         f"{'cache':<6} {'requests':>8} {'REST':>5} {'304s':>5} {'REST points':>11}"

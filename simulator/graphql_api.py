@@ -271,6 +271,43 @@ def _resolve_review_threads(
     return connection(threads, first, after, last, drop_cursor=world.thread_page_drops_cursor)
 
 
+def _count_only(items: list[Any], filters: dict[str, Any]) -> dict[str, int]:
+    """A connection of which the contract selects only ``totalCount``; a filtered count is not simulated."""
+    if any(value is not None for value in filters.values()):
+        raise GraphQLError(f"the simulator counts this connection unfiltered only, not by {sorted(filters)}")
+    return {"totalCount": len(items)}
+
+
+@_resolver("PullRequest", "reviews")
+def _resolve_reviews(
+    source: dict[str, Any],
+    info: Any,
+    first: int | None = None,
+    after: str | None = None,
+    last: int | None = None,
+    before: str | None = None,
+    author: str | None = None,
+    states: list[str] | None = None,
+) -> dict[str, int]:
+    reviews = source["_repository"].reviews.get(source["_number"], [])
+    return _count_only(reviews, {"author": author, "states": states})
+
+
+@_resolver("PullRequest", "reactions")
+def _resolve_reactions(
+    source: dict[str, Any],
+    info: Any,
+    first: int | None = None,
+    after: str | None = None,
+    last: int | None = None,
+    before: str | None = None,
+    content: str | None = None,
+    orderBy: dict[str, Any] | None = None,  # noqa: N803 (GraphQL's name)
+) -> dict[str, int]:
+    reactions = source["_repository"].issue_reactions.get(source["_number"], [])
+    return _count_only(reactions, {"content": content})
+
+
 @_resolver("PullRequestReviewThread", "comments")
 def _resolve_thread_comments(
     source: dict[str, Any],

@@ -21,7 +21,7 @@ from observe.github import gates as github_gates
 from observe.github.client import GitHubClient
 from observe.github.merge_state import MERGE_STATE_FIELDS
 from observe.github.pull_request import fetch_snapshot, normalize_snapshot, observe_pull_request
-from observe.github.threads import THREADS_QUERY
+from observe.github.threads import LIST_COUNT_KEYS, THREADS_QUERY
 from simulator.fakegithub import PR_NUMBER, REPOSITORY, RUN_ID, TOKEN, USERS, at, fixture, sha_for
 from simulator.graphql_api import SCHEMA_FILE
 
@@ -614,7 +614,7 @@ def test_status_state_of_a_context_and_of_the_rollup(snapshot, state, expected):
 
 def test_the_recorded_first_page_answer(snapshot):
     answer = fixture("graphql/threads-first-page.json")["data"]["repository"]["pullRequest"]
-    merge_state = {key: value for key, value in answer.items() if key != "reviewThreads"}
+    merge_state = {key: value for key, value in answer.items() if key not in ("reviewThreads", *LIST_COUNT_KEYS)}
     assert list(merge_state) == [
         "headRefOid",
         "isDraft",
@@ -652,7 +652,7 @@ def test_the_recorded_first_page_answer_is_what_the_schema_allows():
     for thread in data["repository"]["pullRequest"]["reviewThreads"]["nodes"]:
         for comment in thread["comments"]["nodes"]:
             comment["author"]["__typename"] = "Bot"  # GitHub resolves the actor; the query does not select its type
-    variables = {"owner": "Octo-Org", "name": "widgets", "number": PR_NUMBER, "cursor": None, "mergeState": True}
+    variables = {"owner": "Octo-Org", "name": "widgets", "number": PR_NUMBER, "cursor": None, "firstPage": True}
 
     result = graphql.execute(schema, graphql.parse(THREADS_QUERY), root_value=data, variable_values=variables)
 

@@ -665,6 +665,86 @@ def test_full_pages_of_an_unchanged_pull_request_spend_no_rest_point(fake, make_
     assert observe(make_client())["responses"][0]["zero_findings_signal"] is True
 
 
+def reviews_and_reactions(fake, count):
+    """Exactly ``count`` reviews and ``count`` reactions on the pull request, none of them Codex's."""
+    fake.add_request(0, at(1))
+    for index in range(count):
+        fake.add_review(REVIEWER, f"looked at it {index}", "COMMENTED", fake.head_sha, at(2 + index % 400))
+        fake.add_reaction(STRANGER, "heart", at(2 + index % 400))
+
+
+def statuses(fake, list_pattern):
+    return [status for _, _, status in fake.requests_to(list_pattern)]
+
+
+def count_answer(key, total):
+    """A GraphQL answer edit: the pull request states ``total`` as its ``key`` count."""
+    return lambda payload, _: payload["data"]["repository"]["pullRequest"][key].update(totalCount=total)
+
+
+@pytest.mark.parametrize("count", [100, 200])
+def test_full_pages_of_reviews_and_reactions_spend_no_rest_point(fake, make_client, count):
+    reviews_and_reactions(fake, count)
+    cold = observe(make_client())
+
+    warm_client = make_client()  # the next wakeup: a new process, the same cache
+    assert observe(warm_client) == cold
+    assert warm_client.stats["rest_points"] == 0
+    assert warm_client.stats["rest_not_modified"] == warm_client.stats["rest_requests"]
+
+    # A review and a reaction added between wakeups raise the counts: the full
+    # last pages are fetched again, and both are seen.
+    log_before = len(fake.log)
+    fake.add_review(CODEX, codex_body("findings_review", fake.head_sha), "COMMENTED", fake.head_sha, at(500))
+    fake.add_reaction(REACTOR, "+1", at(501))
+    changed_client = make_client()
+    document = observe(changed_client)
+    assert [response["source"] for response in document["responses"]] == ["review"]
+    assert len(document["plus_one_reactions"]) == 1
+    last_page = "" if count == 100 else "&page=2"
+    fetched = [(target, status) for _, target, status in fake.log[log_before:] if status == 200]
+    assert (f"/repos/{REPOSITORY}/pulls/7/reviews?per_page=100{last_page}", 200) in fetched
+    assert (f"/repos/{REPOSITORY}/issues/7/reactions?per_page=100{last_page}", 200) in fetched
+
+
+@pytest.mark.parametrize(("key", "path"), [("reviews", r"/pulls/7/reviews"), ("reactions", r"/issues/7/reactions")])
+@pytest.mark.parametrize("stated", [99, 101, 0])
+def test_a_count_that_disagrees_with_the_cached_pages_fetches_them_again(fake, make_client, key, path, stated):
+    """A count the cached pages do not add up to, smaller or larger, proves nothing: no 304 is trusted."""
+    reviews_and_reactions(fake, 100)
+    cold = observe(make_client())
+    fake.echo("POST", r"^/graphql$", count_answer(key, stated))
+
+    warm_client = make_client()
+    assert observe(warm_client) == cold  # the list as it is, read again in full
+    assert statuses(fake, path) == [200, 200]
+    assert warm_client.stats["rest_points"] == 1
+
+
+def test_a_review_added_after_it_was_counted_is_seen_by_the_next_wakeup(fake, make_client):
+    """Between the count and the list: the list as it was counted (a 304 leaves room for no other), then the new one."""
+    reviews_and_reactions(fake, 100)
+    cold = observe(make_client())
+    fake.after(
+        "POST",
+        r"^/graphql$",
+        lambda: fake.add_review(CODEX, codex_body("findings_review", fake.head_sha), "COMMENTED", fake.head_sha, at(9)),
+    )
+
+    assert observe(make_client()) == cold
+    assert [response["source"] for response in observe(make_client())["responses"]] == ["review"]
+
+
+@pytest.mark.parametrize("key", ["reviews", "reactions"])
+def test_a_missing_list_count_is_a_shape_error(fake, make_client, key):
+    fake.echo("POST", r"^/graphql$", lambda payload, _: payload["data"]["repository"]["pullRequest"].pop(key))
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(make_client())
+
+    assert info.value.code == "github-unexpected-shape"
+
+
 # -- faults: each raises, never returns a document, never shows the token ----------
 
 
@@ -749,6 +829,10 @@ def test_faults_raise_and_never_return_a_document(fake, client, make_client, sle
     inject(fake)
     if name == "read-timeout":
         client = make_client(timeout=0.3, max_attempts=2)
+    if name == "next-link-to-another-host":
+        # From a cold cache: an earlier scenario's page 1 with the same body is
+        # revalidated (304) and served with the same-host Link it was stored with.
+        client = make_client()
 
     with pytest.raises(GitHubObservationError) as info:
         observe(client)

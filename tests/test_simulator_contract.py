@@ -259,7 +259,7 @@ def graphql_world(tmp_path: Path) -> tuple[World, Api, dict[str, Any]]:
         "id": thread["id"],
         "threadId": thread["id"],
         "pullRequestId": pull["node_id"],
-        "mergeState": True,
+        "firstPage": True,
     }
     return world, api, variables
 

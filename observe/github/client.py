@@ -261,9 +261,10 @@ class GitHubClient:
     ) -> list[Any]:
         """GET every page of a list; ``items_key`` names the list inside an object page.
 
-        ``known_count`` is the list's length as another answer read in the same
-        observation states it (the pull request's ``comments`` and
-        ``review_comments``): a full last page whose items bring the total to
+        ``known_count`` is the list's length as another answer read earlier in
+        the same observation states it (the pull request's ``comments`` and
+        ``review_comments``, GraphQL's ``totalCount`` of its ``reviews`` and
+        ``reactions``): a full last page whose items bring the total to
         exactly that count cannot hide a next page, so it is revalidated
         conditionally instead of fetched again (_may_hide_a_next_page).
 

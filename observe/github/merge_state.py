@@ -24,7 +24,7 @@ _CONTEXT_FIELDS = """
               ... on StatusContext { context state isRequired(pullRequestNumber: $number) }"""
 
 MERGE_STATE_FIELDS = """
-      ... @include(if: $mergeState) {
+      ... @include(if: $firstPage) {
         headRefOid
         isDraft
         mergeable

@@ -84,15 +84,19 @@ def fetch_snapshot(client: GitHubClient, repository: str, pr_number: int) -> Pul
         head_ref = client.get(f"{head_repo_path}/git/ref/heads/{path_segment(head_branch)}", tolerated=(404,)).body
     protection = _fetch_protection(client, f"{repo_path}/branches/{path_segment(base_branch)}")
     rulesets = _fetch_rulesets(client, f"{repo_path}/rules/branches/{path_segment(base_branch)}")
-    # The pull request states how many comments of each kind it has: a full
-    # last page that adds up to that count is revalidated, not fetched again.
+    # The first GraphQL page counts the reviews and reactions, so it is read
+    # before those lists: a count read after a list proves nothing about it.
+    threads, merge_state, counts = fetch_review_threads(client, owner, name, pr_number)
+    # Each list's length as another answer states it (comments and review
+    # comments by the pull request, reviews and reactions by GraphQL): a full
+    # last page that adds up to that count is revalidated, not fetched again;
+    # any other count fetches it again (references/github-observations.md).
     issue_comments = client.get_all(f"{repo_path}/issues/{pr_number}/comments", known_count=_count(pull, "comments"))
-    reviews = client.get_all(f"{repo_path}/pulls/{pr_number}/reviews")
+    reviews = client.get_all(f"{repo_path}/pulls/{pr_number}/reviews", known_count=counts["reviews"])
     review_comments = client.get_all(
         f"{repo_path}/pulls/{pr_number}/comments", known_count=_count(pull, "review_comments")
     )
-    reactions = client.get_all(f"{repo_path}/issues/{pr_number}/reactions")
-    threads, merge_state = fetch_review_threads(client, owner, name, pr_number)
+    reactions = client.get_all(f"{repo_path}/issues/{pr_number}/reactions", known_count=counts["reactions"])
     return PullRequestSnapshot(
         user=user,
         pull=pull,

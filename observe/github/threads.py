@@ -7,6 +7,9 @@ comments fetched through ``node(id:)`` 100 at a time. ``totalCount`` and
 The first page also selects the pull request's merge state
 (``observe/github/merge_state.py``); its up to 100 check contexts add no point,
 and a rollup with more continues through ``node(id:)`` like a long thread.
+It also selects how many reviews and reactions the pull request has
+(``LIST_COUNT_FIELDS``), the counts that let the REST reads of those lists
+revalidate a full last page instead of fetching it again.
 """
 
 from __future__ import annotations
@@ -33,11 +36,22 @@ _COMMENT_FIELDS = """
           author { login ... on Bot { databaseId } ... on User { databaseId } }
         }"""
 
-THREADS_QUERY = """
-query($owner: String!, $name: String!, $number: Int!, $cursor: String, $mergeState: Boolean!) {
+# The lengths of the REST lists the pull request object does not count itself
+# (it counts ``comments`` and ``review_comments``): with them a full last page
+# of reviews or reactions is revalidated, not fetched again (client.get_all).
+LIST_COUNT_FIELDS = """
+      ... @include(if: $firstPage) {
+        reviews { totalCount }
+        reactions { totalCount }
+      }"""
+LIST_COUNT_KEYS = ("reviews", "reactions")
+
+THREADS_QUERY = (
+    """
+query($owner: String!, $name: String!, $number: Int!, $cursor: String, $firstPage: Boolean!) {
   rateLimit { cost remaining }
   repository(owner: $owner, name: $name) {
-    pullRequest(number: $number) {{merge_state_fields}
+    pullRequest(number: $number) {{merge_state_fields}{list_count_fields}
       reviewThreads(first: 100, after: $cursor) {
         totalCount
         pageInfo { hasNextPage endCursor }
@@ -57,7 +71,10 @@ query($owner: String!, $name: String!, $number: Int!, $cursor: String, $mergeSta
     }
   }
 }
-""".replace("{merge_state_fields}", MERGE_STATE_FIELDS).replace("{comment_fields}", _COMMENT_FIELDS)
+""".replace("{merge_state_fields}", MERGE_STATE_FIELDS)
+    .replace("{list_count_fields}", LIST_COUNT_FIELDS)
+    .replace("{comment_fields}", _COMMENT_FIELDS)
+)
 
 THREAD_COMMENTS_QUERY = """
 query($id: ID!, $cursor: String) {
@@ -121,13 +138,14 @@ def _paginate(fetch_page, where: str, collected: list[Any] | None = None, cursor
 
 def fetch_review_threads(
     client: GitHubClient, owner: str, name: str, number: int
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Every review thread of the PR, each with every comment under ``comments``,
-    and the merge-state fields of the first page with every rollup context under ``contexts``."""
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, int]]:
+    """Every review thread of the PR, each with every comment under ``comments``;
+    the merge-state fields of the first page with every rollup context under ``contexts``;
+    and the first page's list counts (``LIST_COUNT_KEYS``)."""
     first_page: dict[str, Any] = {}
 
     def thread_page(cursor: str | None) -> Any:
-        variables = {"owner": owner, "name": name, "number": number, "cursor": cursor, "mergeState": cursor is None}
+        variables = {"owner": owner, "name": name, "number": number, "cursor": cursor, "firstPage": cursor is None}
         data = client.graphql(THREADS_QUERY, variables)
         repository = data.get("repository")
         pull = repository.get("pullRequest") if isinstance(repository, dict) else None
@@ -158,8 +176,24 @@ def fetch_review_threads(
         if len(comments) != total:
             raise _incomplete(f"thread {thread['id']} has {len(comments)} of {total} comments")
         complete.append({**thread, "comments": comments})
-    merge_state = {key: value for key, value in first_page.items() if key != "reviewThreads"}
-    return complete, {**merge_state, "contexts": _rollup_contexts(client, merge_state.get("statusCheckRollup"), number)}
+    counts = list_counts(first_page)
+    merge_state = {
+        key: value for key, value in first_page.items() if key != "reviewThreads" and key not in LIST_COUNT_KEYS
+    }
+    contexts = _rollup_contexts(client, merge_state.get("statusCheckRollup"), number)
+    return complete, {**merge_state, "contexts": contexts}, counts
+
+
+def list_counts(pull: dict[str, Any]) -> dict[str, int]:
+    """``{"reviews": n, "reactions": n}`` from the first page; a missing or malformed count is a shape error."""
+    counts: dict[str, int] = {}
+    for key in LIST_COUNT_KEYS:
+        value = pull.get(key)
+        total = value.get("totalCount") if isinstance(value, dict) else None
+        if not isinstance(total, int) or isinstance(total, bool) or total < 0:
+            raise _shape_error(f"pull request {key} has no totalCount")
+        counts[key] = total
+    return counts
 
 
 def _rollup_contexts(client: GitHubClient, rollup: Any, number: int) -> list[Any]:
