@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,58 +15,18 @@ from evaluator.checks import run_initial, run_prompt, run_state
 from observe import cli
 from observe.collect import STATE_KEYS, request_checkpoint, thread_classes
 from simulator.fakegithub import PR_NUMBER, RUN_ID, TOKEN, USERS, at, codex_body
+from tests import checkout_world
+from tests.checkout_world import REPOSITORY, git
 from tools import samples
 
-REPOSITORY = "octo-org/widgets"
 AUTOMATION_ID = "loop-widgets-7"
 WAKEUP = "ab" * 16
 
 
-def git(repo: Path, *args: str) -> str:
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(repo.parent),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_DATE": "2026-10-01T09:00:00Z",
-        "GIT_COMMITTER_DATE": "2026-10-01T09:00:00Z",
-    }
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
-    ).stdout.strip()
-
-
 @pytest.fixture
 def world(tmp_path, fake, monkeypatch):
-    """A checkout on feature/loop with an uncommitted fix; PR #7 open on the fake."""
-    repo = tmp_path / "checkout"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "loop@example.com")
-    git(repo, "config", "user.name", "Loop")
-    (repo / "src").mkdir()
-    (repo / "src" / "app.py").write_text("print('helo')\n")
-    git(repo, "add", "src/app.py")
-    git(repo, "commit", "-q", "-m", "base")
-    base = git(repo, "rev-parse", "HEAD")
-    git(repo, "checkout", "-q", "-b", "feature/loop")
-    (repo / "README").write_text("widgets\n")
-    git(repo, "add", "README")
-    git(repo, "commit", "-q", "-m", "start")
-    head0 = git(repo, "rev-parse", "HEAD")
-    git(repo, "remote", "add", "origin", f"https://github.com/{REPOSITORY}.git")
-    git(repo, "update-ref", "refs/remotes/origin/main", base)
-    git(repo, "update-ref", "refs/remotes/origin/feature/loop", head0)
-    (repo / "src" / "app.py").write_text("print('hello')\n")
-    fake.refs[(REPOSITORY, "main")] = base
-    fake.force_push(head0)
-    gh = tmp_path / "gh"
-    gh.write_text('#!/bin/sh\ntouch "$0.ran"\nexit 1\n')
-    gh.chmod(0o755)
-    registry = tmp_path / "codex" / "automations"
-    registry.mkdir(parents=True)
-    monkeypatch.setenv("GH_TOKEN", TOKEN)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    return {"repo": repo, "base": base, "head0": head0, "gh": gh, "registry": registry, "tmp": tmp_path, "fake": fake}
+    """A checkout on feature/loop with an uncommitted fix; PR #7 open on the fake (tests/checkout_world.py)."""
+    return checkout_world.build(tmp_path, fake, monkeypatch)
 
 
 def collect(capsys, world, *args: str) -> dict:
@@ -96,25 +55,7 @@ def write_automation(world, status: str, prompt: str) -> None:
 
 def test_a_reuse_pr_loop_from_initial_snapshot_to_finalization(capsys, world):
     fake, repo = world["fake"], world["repo"]
-    snapshot = collect(
-        capsys,
-        world,
-        "initial",
-        "--checkout",
-        str(repo),
-        "--repository",
-        REPOSITORY,
-        "--base",
-        "main",
-        "--head",
-        "feature/loop",
-        "--path",
-        "src/app.py",
-        "--command",
-        json.dumps(["/usr/bin/git", "diff", "--check"]),
-        "--commit",
-        "--push",
-    )
+    snapshot = collect(capsys, world, "initial", *checkout_world.change_args(world))
     assert snapshot["existing_pr_number"] == PR_NUMBER and snapshot["current_head_sha"] == world["head0"]
     assert snapshot["remote_name"] == "origin" and snapshot["authenticated_user_id"] == USERS["loop_owner"]["id"]
     manifest = samples.initial_manifest(snapshot)

@@ -16,57 +16,16 @@ from act import cli, statedir
 from evaluator import markers, policy
 from evaluator.render import render_review_body
 from simulator.fakegithub import BODIES, PR_NUMBER, TOKEN, USERS, at, codex_body
+from tests import checkout_world
+from tests.checkout_world import REPOSITORY, git
 
-REPOSITORY = "octo-org/widgets"
 LOOP = Path(__file__).resolve().parent.parent / "scripts" / "loop.py"
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(repo.parent),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_DATE": "2026-10-01T09:00:00Z",
-        "GIT_COMMITTER_DATE": "2026-10-01T09:00:00Z",
-    }
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
-    ).stdout.strip()
 
 
 @pytest.fixture
 def world(tmp_path, fake, monkeypatch):
-    """A checkout on feature/loop with an uncommitted fix; PR #7 open on the fake."""
-    repo = tmp_path / "checkout"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "loop@example.com")
-    git(repo, "config", "user.name", "Loop")
-    (repo / "src").mkdir()
-    (repo / "src" / "app.py").write_text("print('helo')\n")
-    git(repo, "add", "src/app.py")
-    git(repo, "commit", "-q", "-m", "base")
-    base = git(repo, "rev-parse", "HEAD")
-    git(repo, "checkout", "-q", "-b", "feature/loop")
-    (repo / "README").write_text("widgets\n")
-    git(repo, "add", "README")
-    git(repo, "commit", "-q", "-m", "start")
-    head0 = git(repo, "rev-parse", "HEAD")
-    git(repo, "remote", "add", "origin", f"https://github.com/{REPOSITORY}.git")
-    git(repo, "update-ref", "refs/remotes/origin/main", base)
-    git(repo, "update-ref", "refs/remotes/origin/feature/loop", head0)
-    (repo / "src" / "app.py").write_text("print('hello')\n")
-    fake.refs[(REPOSITORY, "main")] = base
-    fake.force_push(head0)
-    gh = tmp_path / "gh"
-    gh.write_text("#!/bin/sh\nexit 1\n")
-    gh.chmod(0o755)
-    registry = tmp_path / "codex" / "automations"
-    registry.mkdir(parents=True)
-    monkeypatch.setenv("GH_TOKEN", TOKEN)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    return {"repo": repo, "base": base, "head0": head0, "gh": gh, "registry": registry, "tmp": tmp_path, "fake": fake}
+    """A checkout on feature/loop with an uncommitted fix; PR #7 open on the fake (tests/checkout_world.py)."""
+    return checkout_world.build(tmp_path, fake, monkeypatch)
 
 
 def loop(capsys, world, *args: str, status: int = 0) -> dict:
@@ -84,24 +43,7 @@ def loop(capsys, world, *args: str, status: int = 0) -> dict:
 
 
 def init_args(world, *extra: str) -> list[str]:
-    return [
-        "init",
-        "--checkout",
-        str(world["repo"]),
-        "--repository",
-        REPOSITORY,
-        "--base",
-        "main",
-        "--head",
-        "feature/loop",
-        "--path",
-        "src/app.py",
-        "--command",
-        json.dumps(["/usr/bin/git", "diff", "--check"]),
-        "--commit",
-        "--push",
-        *extra,
-    ]
+    return ["init", *checkout_world.change_args(world), *extra]
 
 
 def write_automation(world, automation_id: str, name: str, prompt: str, status: str) -> None:
