@@ -135,6 +135,31 @@ def test_a_checkout_config_cannot_start_an_alternate_refs_program(stack, capsys,
     assert not sentinel.exists()
 
 
+def test_an_ssh_remote_is_fetched_and_pushed_over_https(stack, capsys, tmp_path):
+    """fetch-base and push name the canonical https URL, never the remote: its ssh URL is never dialled."""
+    sentinel = tmp_path / "ssh-ran"
+    trap = tmp_path / "ssh-trap"
+    trap.write_text(f"#!/bin/sh\ntouch {sentinel}\nexit 1\n")
+    trap.chmod(0o755)
+    ssh_url = f"git@github.com:{OWNER}/{NAME}.git"
+    git(stack.checkout, "remote", "set-url", "origin", ssh_url)
+    git(stack.checkout, "config", "core.sshCommand", str(trap))
+    stack.git_via_front("-C", str(stack.checkout), "ls-remote", "origin", "refs/heads/main", check=False)
+    assert sentinel.exists(), "sanity: the remote's own URL goes through ssh"
+    sentinel.unlink()
+
+    made = planned(stack, capsys)
+    where = ["--state-dir", made["state_dir"]]
+    stack.loop(capsys, "rebuild", *where)
+    fetched = stack.loop(capsys, "execute", *where, "--one")
+    assert [p["operation"] for p in fetched["performed"]] == ["fetch-base"]
+    assert git(stack.checkout, "rev-parse", "refs/remotes/origin/main") == stack.remote_tip("main")
+    assert stack.loop(capsys, "execute", *where)["next_operation"] is None
+    assert stack.remote_tip(HEAD_BRANCH) == git(stack.checkout, "rev-parse", "HEAD")
+    assert not sentinel.exists()
+    assert git(stack.checkout, "remote", "get-url", "origin") == ssh_url  # the checkout's remote is untouched
+
+
 def test_a_crash_after_any_write_and_a_rerun_end_like_an_uninterrupted_run(tmp_path, monkeypatch, capsys):
     uninterrupted = start(tmp_path / "one", monkeypatch)
     try:
