@@ -84,6 +84,16 @@ def reviews_rule(**overrides):
     return rule
 
 
+def required_check(context, app_id, *, strict):
+    """Classic protection's required_status_checks naming one context, from ``app_id`` (None: any source)."""
+    return {
+        "url": "https://api.github.com/x",
+        "strict": strict,
+        "contexts": [context],
+        "checks": [{"context": context, "app_id": app_id}],
+    }
+
+
 def ruleset_rule(rule_type, parameters=None):
     """One active rule as GET /repos/{o}/{r}/rules/branches/{b} lists it."""
     rule = {"type": rule_type, "ruleset_source_type": "Repository", "ruleset_source": REPOSITORY, "ruleset_id": 42}
@@ -195,13 +205,7 @@ def test_no_decision_while_rest_shows_a_review_rule_is_unknown(fake, client):
 
 
 def test_a_required_check_bound_to_an_app_is_not_met_by_a_same_named_check(fake, client):
-    checks = {
-        "url": "https://api.github.com/x",
-        "strict": False,
-        "contexts": ["ci/test"],
-        "checks": [{"context": "ci/test", "app_id": ACTIONS_APP_ID}],
-    }
-    fake.protection = classic(required_status_checks=checks)
+    fake.protection = classic(required_status_checks=required_check("ci/test", ACTIONS_APP_ID, strict=False))
     fake.add_check_run("ci/test", app_id=4242)  # same name, another app
     fake.add_status("ci/test", "success")  # same name, a commit status
     github_says(fake, "BLOCKED")  # Expected: waiting for the bound app's check
@@ -216,13 +220,7 @@ def test_a_required_check_bound_to_an_app_is_not_met_by_a_same_named_check(fake,
 
 
 def test_a_failing_check_that_is_not_required_leaves_the_merge_allowed(fake, client):
-    checks = {
-        "url": "https://api.github.com/x",
-        "strict": True,
-        "contexts": ["ci/test"],
-        "checks": [{"context": "ci/test", "app_id": None}],
-    }
-    fake.protection = classic(required_status_checks=checks)
+    fake.protection = classic(required_status_checks=required_check("ci/test", None, strict=True))
     fake.add_check_run("ci/test")
     fake.add_check_run("ci/docs", conclusion="failure")
     github_says(fake, "UNSTABLE")
@@ -357,14 +355,8 @@ def test_the_recorded_branch_protection_example(fake, client):
 
 
 def test_every_requirement_met(fake, client):
-    checks = {
-        "url": "https://api.github.com/x",
-        "strict": True,
-        "contexts": ["ci/test"],
-        "checks": [{"context": "ci/test", "app_id": ACTIONS_APP_ID}],
-    }
     fake.protection = classic(
-        required_status_checks=checks,
+        required_status_checks=required_check("ci/test", ACTIONS_APP_ID, strict=True),
         required_pull_request_reviews=reviews_rule(),
         required_conversation_resolution={"enabled": True},
     )
@@ -383,14 +375,8 @@ def test_every_requirement_met(fake, client):
 
 
 def test_waiting_and_failing_requirements(fake, client):
-    checks = {
-        "url": "https://api.github.com/x",
-        "strict": True,
-        "contexts": ["ci/test"],
-        "checks": [{"context": "ci/test", "app_id": None}],
-    }
     fake.protection = classic(
-        required_status_checks=checks,
+        required_status_checks=required_check("ci/test", None, strict=True),
         required_pull_request_reviews=reviews_rule(),
         required_conversation_resolution={"enabled": True},
     )
