@@ -15,11 +15,10 @@ prompt-rejected when the evaluator refuses the bootstrap.
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from act import judge, sources, statedir
-from act.command import Command, Context
+from act.command import Context
 from act.errors import ActError, UsageError
 from evaluator import markers, policy
 from evaluator.canonical import text_digest
@@ -81,10 +80,6 @@ def _require_stage(record: dict[str, Any], *stages: str) -> None:
 
 
 # --- automation-create ---------------------------------------------------------------------
-
-
-def _configure_create(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pr", type=int, metavar="N", help="the pull request number (a reused PR's is known already)")
 
 
 def run_create(ctx: Context) -> dict[str, Any]:
@@ -181,12 +176,6 @@ def run_delete(ctx: Context) -> dict[str, Any]:
 
 
 # --- verify-automation ---------------------------------------------------------------------
-
-
-def _configure_verify(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--id", dest="automation_id", metavar="ID", help="the automationId the create call answered (first verify only)"
-    )
 
 
 def _observe(ctx: Context, record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -295,31 +284,3 @@ def _require_clean(observed: dict[str, Any], record: dict[str, Any], *, status: 
             "(a running loop reports state-inconsistency on its next wakeup)",
             details={"differences": found},
         )
-
-
-COMMANDS = [
-    Command(
-        "automation-create",
-        "the create payload for the PAUSED inert heartbeat stub named by the loop key",
-        _configure_create,
-        run_create,
-    ),
-    Command(
-        "automation-prompt",
-        "collect the bootstrap prompt document, run --prompt, and give the update payload with the rendered prompt",
-        lambda parser: None,
-        run_prompt,
-    ),
-    Command(
-        "automation-delete",
-        "the delete payload, only when the evaluator's action (or a rejected bootstrap) permits it",
-        lambda parser: None,
-        run_delete,
-    ),
-    Command(
-        "verify-automation",
-        "read the registry after an automation_update call and say exactly what to do next",
-        _configure_verify,
-        run_verify,
-    ),
-]

@@ -22,55 +22,119 @@ from typing import Any, NoReturn
 # pydantic plugin gets a hook into them (as in evaluator/cli.py).
 os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
 
-from act import automation, execute_cli, plans, wakeup  # noqa: E402
+from act import options  # noqa: E402
 from act import summary as summaries  # noqa: E402
 from act.command import Command, Context  # noqa: E402
 from act.errors import ActError, UsageError  # noqa: E402
 from act.sources import World  # noqa: E402
-from observe.cli import add_network_options, network_from  # noqa: E402
+from observe.cli import UnknownFlagsFirstParser, add_network_options, network_from  # noqa: E402
 from observe.errors import UsageError as ObserveUsageError  # noqa: E402
 
-# The table. A new command is a new row (see act/command.py).
-TABLE: list[Command] = [*plans.COMMANDS, *wakeup.COMMANDS, *execute_cli.COMMANDS, *automation.COMMANDS]
+# The table: a new command is a new row (see act/command.py). Only the module
+# of the command that runs is imported.
+TABLE: list[Command] = [
+    Command(
+        "init",
+        "observe the checkout and GitHub, build and validate the initial plan, create the state directory",
+        options.init,
+        "act.plans:run_init",
+    ),
+    Command(
+        "rebuild",
+        "immediately before fetch-base: rebuild the initial plan from fresh observations and compare",
+        options.none,
+        "act.plans:run_rebuild",
+    ),
+    Command(
+        "plan-remediation",
+        "build the remediation plan the evaluator asked for, embed it, re-run --state",
+        options.plan_remediation,
+        "act.plans:run_plan_remediation",
+    ),
+    Command(
+        "plan-finalization",
+        "build the finalization plan (phase one or two) the evaluator asked for, embed it, re-run --state",
+        options.plan_finalization,
+        "act.plans:run_plan_finalization",
+    ),
+    Command(
+        "approve",
+        "record the person's approval of the pending plan, only for its exact hash",
+        options.approve,
+        "act.plans:run_approve",
+    ),
+    Command(
+        "status",
+        "what the state directory holds: pending plan, approval, wakeup, automation",
+        options.none,
+        "act.plans:run_status",
+    ),
+    Command(
+        "wakeup",
+        "start (or --continue) a wakeup from the automation's prompt: collect, run --state, print the action",
+        options.wakeup,
+        "act.wakeup:run_wakeup",
+    ),
+    Command(
+        "record-claim",
+        "record that this wakeup posted its claim for the pending plan (then `wakeup --continue`)",
+        options.record_claim,
+        "act.wakeup:run_record_claim",
+    ),
+    Command(
+        "record-executed",
+        "record that the claimed plan's operations are done (it is not embedded again)",
+        options.record_executed,
+        "act.wakeup:run_record_executed",
+    ),
+    Command(
+        "end-wakeup",
+        "end the current wakeup (its claims then count as another wakeup's)",
+        options.end_wakeup,
+        "act.wakeup:run_end_wakeup",
+    ),
+    Command(
+        "execute",
+        "perform the validated plan's next operation(s), each re-checked and idempotent by observation",
+        options.execute,
+        "act.execute_cli:run_execute",
+    ),
+    Command(
+        "claim",
+        "post the evaluator's claim comment exactly once and record it for this wakeup",
+        options.none,
+        "act.execute_cli:run_claim",
+    ),
+    Command(
+        "automation-create",
+        "the create payload for the PAUSED inert heartbeat stub named by the loop key",
+        options.automation_create,
+        "act.automation:run_create",
+    ),
+    Command(
+        "automation-prompt",
+        "collect the bootstrap prompt document, run --prompt, and give the update payload with the rendered prompt",
+        options.none,
+        "act.automation:run_prompt",
+    ),
+    Command(
+        "automation-delete",
+        "the delete payload, only when the evaluator's action (or a rejected bootstrap) permits it",
+        options.none,
+        "act.automation:run_delete",
+    ),
+    Command(
+        "verify-automation",
+        "read the registry after an automation_update call and say exactly what to do next",
+        options.verify_automation,
+        "act.automation:run_verify",
+    ),
+]
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(UnknownFlagsFirstParser):
     def error(self, message: str) -> NoReturn:  # argparse would print and exit itself
         raise UsageError(message)
-
-    # True while the first pass runs: every nested (subcommand) parser relaxes too.
-    _first_pass = False
-
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-        """Name an unknown flag before any other complaint about the line.
-
-        argparse reports a missing required flag first, so a mistyped flag
-        (``--chekout``) would never be named; a first pass with nothing
-        required, here and in the subcommand's parser, finds the words no
-        parser knows (the collector's command line does the same).
-        """
-        if _Parser._first_pass:
-            return self._relaxed(args, namespace)
-        if {"-h", "--help"} & set(sys.argv[1:] if args is None else args):
-            return super().parse_known_args(args, namespace)  # help shows what is required
-        _Parser._first_pass = True
-        try:
-            _, unknown = self._relaxed(args, None)
-        finally:
-            _Parser._first_pass = False
-        if unknown:
-            raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
-        return super().parse_known_args(args, namespace)
-
-    def _relaxed(self, args: Any, namespace: Any) -> Any:
-        required = [action for action in self._actions if action.required]
-        for action in required:
-            action.required = False
-        try:
-            return super().parse_known_args(args, namespace)
-        finally:
-            for action in required:
-                action.required = True
 
 
 def _common() -> _Parser:
@@ -150,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             secrets=secrets,
             network=_network(args),
         )
-        result: dict[str, Any] = {"ok": True, "command": args.subcommand, **row.run(Context(world, args))}
+        result: dict[str, Any] = {"ok": True, "command": args.subcommand, **row.runner()(Context(world, args))}
         status = 0
     except UsageError as error:
         result, status = {"ok": False, "command": name, "errors": [error.as_dict()]}, 2

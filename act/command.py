@@ -1,13 +1,16 @@
 """What one subcommand of ``scripts/loop.py`` is, and what every subcommand gets.
 
 A ``Command`` is a row of the CLI's table (act/cli.py): a name, one line of
-help, a function that adds its own options, and a function that runs it and
-returns the result object. Adding a command is adding a row.
+help, a function that adds its own options (act/options.py), and the function
+that runs it and returns the result object, named ``module:function`` and
+imported only when that command runs (so ``status`` never loads the
+executor). Adding a command is adding a row.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,4 +48,10 @@ class Command:
     name: str
     summary: str
     configure: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[Context], dict[str, Any]]
+    run: str  # "act.plans:run_init"
+
+    def runner(self) -> Callable[[Context], dict[str, Any]]:
+        """The command's function, its module imported now."""
+        module, _, function = self.run.partition(":")
+        found: Callable[[Context], dict[str, Any]] = getattr(importlib.import_module(module), function)
+        return found

@@ -13,14 +13,13 @@ fresh state.
 
 from __future__ import annotations
 
-import argparse
 import re
 from typing import Any
 
 from act import execute as core
 from act import judge, plans, sources, statedir, wakeup
 from act.build import recurring
-from act.command import Command, Context
+from act.command import Context
 from act.errors import ActError
 from act.ghops import GitHubWriter
 from act.gitops import GitWriter
@@ -150,11 +149,6 @@ def _require_checkpoint(
 
 
 # --- execute ---------------------------------------------------------------------
-
-
-def _configure_execute(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--operation", metavar="NAME", help="refuse unless NAME is the plan's next operation")
-    parser.add_argument("--one", action="store_true", help="perform only the next operation")
 
 
 def _initial_job(ctx: Context, directory: statedir.StateDir, pending: dict[str, Any]) -> core.Job:
@@ -299,19 +293,3 @@ def run_claim(ctx: Context) -> dict[str, Any]:
         "wakeup_id": current["wakeup_id"],
         "next": "re-collect in this same wakeup: `loop.py wakeup --continue`",
     }
-
-
-COMMANDS = [
-    Command(
-        "execute",
-        "perform the validated plan's next operation(s), each re-checked and idempotent by observation",
-        _configure_execute,
-        run_execute,
-    ),
-    Command(
-        "claim",
-        "post the evaluator's claim comment exactly once and record it for this wakeup",
-        lambda parser: None,
-        run_claim,
-    ),
-]

@@ -8,7 +8,6 @@ protocol and the state directory: references/hands.md.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -16,10 +15,10 @@ from typing import Any
 from act import judge, sources, statedir, summary
 from act.build import initial as initial_builder
 from act.build import recurring
-from act.command import HEX64, Command, Context
+from act.command import HEX64, Context
 from act.diff import changes
 from act.errors import ActError, UsageError
-from evaluator import markers, policy
+from evaluator import markers
 
 PLAN_ACTIONS = {
     "remediation": ("await-approval", "claim-plan", "execute-remediation"),
@@ -88,41 +87,7 @@ def carried_approval(directory: statedir.StateDir, request_key: str | None) -> s
     return approved if request_key is None or pending.get("request_key") == request_key else None
 
 
-def _options_observing(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--path", action="append", default=[], metavar="P", help="a repository-relative path the change edits (repeat)"
-    )
-    parser.add_argument(
-        "--command",
-        action="append",
-        default=[],
-        metavar="JSON",
-        help="one validation command as a JSON array of strings, argv[0] absolute (repeat, in order)",
-    )
-
-
 # --- init ----------------------------------------------------------------------
-
-
-def _configure_init(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--checkout", required=True, help="the local checkout holding the change")
-    parser.add_argument("--repository", required=True, metavar="OWNER/REPO")
-    parser.add_argument("--base", required=True, metavar="BRANCH")
-    parser.add_argument("--head", required=True, metavar="BRANCH")
-    _options_observing(parser)
-    for flag in ("create-branch", "commit", "push"):
-        parser.add_argument(f"--{flag}", action="store_true", help=f"the plan must {flag.replace('-', ' ')}")
-    parser.add_argument("--mode", required=True, choices=policy.WRITE_MODES)
-    parser.add_argument("--title", help="the new PR's title (one line)")
-    parser.add_argument("--title-file", metavar="PATH", help="the new PR's title, read exactly from a UTF-8 file")
-    parser.add_argument("--body", help="the new PR's body")
-    parser.add_argument("--body-file", metavar="PATH", help="the new PR's body, read exactly from a UTF-8 file")
-    parser.add_argument(
-        "--reuse-pr",
-        type=int,
-        metavar="N",
-        help="the open PR on the head branch to reuse (its title and body stay as they are)",
-    )
 
 
 def _intent(ctx: Context) -> dict[str, Any]:
@@ -292,19 +257,6 @@ def run_rebuild(ctx: Context) -> dict[str, Any]:
 # --- recurring plans ------------------------------------------------------------------
 
 
-def _configure_plan(parser: argparse.ArgumentParser, *, choices: bool) -> None:
-    parser.add_argument(
-        "--state", metavar="PATH", help="the collected state to plan from (default: the state directory's state.json)"
-    )
-    if choices:
-        _options_observing(parser)
-        parser.add_argument(
-            "--reuse-pending",
-            action="store_true",
-            help="rebuild with the pending plan's paths and commands (after the person approved it)",
-        )
-
-
 def _state_input(ctx: Context, directory: statedir.StateDir) -> dict[str, Any]:
     if ctx.args.state is None:
         return directory.read(statedir.STATE)
@@ -461,10 +413,6 @@ def run_plan_finalization(ctx: Context) -> dict[str, Any]:
 # --- approve and status ---------------------------------------------------------------
 
 
-def _configure_approve(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--hash", required=True, metavar="HEX", help="the 64-hex hash exactly as the person wrote it")
-
-
 def run_approve(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     named = ctx.args.hash
@@ -525,43 +473,3 @@ def run_status(ctx: Context) -> dict[str, Any]:
         "automation": directory.read_optional(statedir.AUTOMATION),
         "last_action": (directory.read_optional(statedir.LAST_RESULT) or {}).get("action"),
     }
-
-
-COMMANDS = [
-    Command(
-        "init",
-        "observe the checkout and GitHub, build and validate the initial plan, create the state directory",
-        _configure_init,
-        run_init,
-    ),
-    Command(
-        "rebuild",
-        "immediately before fetch-base: rebuild the initial plan from fresh observations and compare",
-        lambda parser: None,
-        run_rebuild,
-    ),
-    Command(
-        "plan-remediation",
-        "build the remediation plan the evaluator asked for, embed it, re-run --state",
-        lambda parser: _configure_plan(parser, choices=True),
-        run_plan_remediation,
-    ),
-    Command(
-        "plan-finalization",
-        "build the finalization plan (phase one or two) the evaluator asked for, embed it, re-run --state",
-        lambda parser: _configure_plan(parser, choices=False),
-        run_plan_finalization,
-    ),
-    Command(
-        "approve",
-        "record the person's approval of the pending plan, only for its exact hash",
-        _configure_approve,
-        run_approve,
-    ),
-    Command(
-        "status",
-        "what the state directory holds: pending plan, approval, wakeup, automation",
-        lambda parser: None,
-        run_status,
-    ),
-]

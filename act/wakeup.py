@@ -14,7 +14,6 @@ it and only a claim naming this wakeup's id is "ours". The ledger
 
 from __future__ import annotations
 
-import argparse
 import secrets
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 
 from act import judge, sources, statedir
 from act.build import recurring
-from act.command import Command, Context
+from act.command import Context
 from act.errors import ActError, UsageError
 from act.plans import carried_approval
 from evaluator import markers, policy
@@ -203,19 +202,6 @@ def claimed_pending_plan(directory: statedir.StateDir, wakeup: dict[str, Any]) -
 # --- the commands -------------------------------------------------------------------------
 
 
-def _configure_wakeup(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--prompt-file", metavar="PATH", help="the automation's prompt, exactly (- for standard input)")
-    parser.add_argument(
-        "--automation-key", metavar="KEY", help="read the prompt of the owned automation named by this loop key"
-    )
-    parser.add_argument(
-        "--continue",
-        dest="continue_wakeup",
-        action="store_true",
-        help="re-collect within the current wakeup (after a claim), under the same wakeup id",
-    )
-
-
 def run_wakeup(ctx: Context) -> dict[str, Any]:
     key, boot = checkpoint_from_prompt(_prompt_text(ctx))
     run_id = boot["state"]["run_id"]
@@ -283,26 +269,9 @@ def _next(result: dict[str, Any], directory: statedir.StateDir) -> str:
     return f"obey {action} (references/actions.md); after posting a claim, re-collect with `loop.py wakeup --continue`"
 
 
-def _configure_end(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--reason", default="ended", help="why the wakeup ends (recorded)")
-
-
 def run_end_wakeup(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     return {"wakeup": end_wakeup(directory, ctx.args.reason)}
-
-
-def _configure_claim(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--plan-hash", required=True, metavar="HEX", help="the plan the posted claim names (the pending plan)"
-    )
-    parser.add_argument(
-        "--kind",
-        required=True,
-        choices=("remediation", "finalization", "cleanup"),
-        help="the claim's kind, as in its marker",
-    )
-    parser.add_argument("--comment-id", type=int, metavar="N", help="the posted claim comment's id")
 
 
 def _pending_hash(directory: statedir.StateDir, plan_hash: str) -> str:
@@ -323,10 +292,6 @@ def run_record_claim(ctx: Context) -> dict[str, Any]:
     return {"wakeup": record, "next": "re-collect in this same wakeup: `loop.py wakeup --continue`"}
 
 
-def _configure_executed(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--plan-hash", required=True, metavar="HEX", help="the claimed plan whose operations are done")
-
-
 def run_record_executed(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     plan_hash = _pending_hash(directory, ctx.args.plan_hash)
@@ -338,31 +303,3 @@ def run_record_executed(ctx: Context) -> dict[str, Any]:
         "wakeup": record_executed(directory, plan_hash),
         "next": "re-collect without the plan: `loop.py wakeup --continue`",
     }
-
-
-COMMANDS = [
-    Command(
-        "wakeup",
-        "start (or --continue) a wakeup from the automation's prompt: collect, run --state, print the action",
-        _configure_wakeup,
-        run_wakeup,
-    ),
-    Command(
-        "record-claim",
-        "record that this wakeup posted its claim for the pending plan (then `wakeup --continue`)",
-        _configure_claim,
-        run_record_claim,
-    ),
-    Command(
-        "record-executed",
-        "record that the claimed plan's operations are done (it is not embedded again)",
-        _configure_executed,
-        run_record_executed,
-    ),
-    Command(
-        "end-wakeup",
-        "end the current wakeup (its claims then count as another wakeup's)",
-        _configure_end,
-        run_end_wakeup,
-    ),
-]

@@ -26,18 +26,30 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from evaluator.redact import contains_secret, redact
-from observe import collect
 from observe.errors import ObserveError, UsageError
 from observe.network import Network, NetworkSettingError
+
+if TYPE_CHECKING:
+    from observe import collect  # imported by main(): --help and usage errors need none of it
 
 _HEX32 = re.compile(r"[0-9a-f]{32}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
-class _Parser(argparse.ArgumentParser):
+class UnknownFlagsFirstParser(argparse.ArgumentParser):
+    """A parser that names an unknown flag before any other complaint about the line.
+
+    argparse reports a missing required flag first, so a mistyped flag
+    (``--chekout``) would never be named; a first pass with nothing required,
+    in this parser and in its subcommand's, finds the words no parser knows.
+    Every complaint goes through ``error``, which raises (argparse would print
+    and exit itself): here observe's ``UsageError``; the hands' command line
+    (act/cli.py) overrides it with its own.
+    """
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
@@ -45,24 +57,17 @@ class _Parser(argparse.ArgumentParser):
     _first_pass = False
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-        """Name an unknown flag before any other complaint about the line.
-
-        argparse reports a missing required flag first, so a mistyped flag
-        (``--chekout``) would never be named; a first pass with nothing
-        required, in this parser and in its subcommand's, finds the words no
-        parser knows.
-        """
-        if _Parser._first_pass:
+        if UnknownFlagsFirstParser._first_pass:
             return self._relaxed(args, namespace)
         if {"-h", "--help"} & set(sys.argv[1:] if args is None else args):
             return super().parse_known_args(args, namespace)  # help shows what is required
-        _Parser._first_pass = True
+        UnknownFlagsFirstParser._first_pass = True
         try:
             _, unknown = self._relaxed(args, None)
         finally:
-            _Parser._first_pass = False
+            UnknownFlagsFirstParser._first_pass = False
         if unknown:
-            raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
+            self.error(f"unrecognized arguments: {' '.join(unknown)}")
         return super().parse_known_args(args, namespace)
 
     def _relaxed(self, args: Any, namespace: Any) -> Any:
@@ -86,8 +91,8 @@ exit status: 0 collected, 1 refused, 2 usage error. Manual: references/collector
 """
 
 
-def _parser() -> _Parser:
-    parser = _Parser(
+def _parser() -> UnknownFlagsFirstParser:
+    parser = UnknownFlagsFirstParser(
         prog="collect_state.py",
         description="Collect a github-codex-pr-loop document from the checkout, GitHub and the automation registry.",
         epilog=_EPILOG,
@@ -98,7 +103,9 @@ def _parser() -> _Parser:
     parser.add_argument("--stats", action="store_true", help="print request and rate-limit counts to standard error")
     parser.add_argument("--observed-at", metavar="TS", help="override the observation instant (ISO-8601 with offset)")
     add_network_options(parser)
-    commands = parser.add_subparsers(dest="subcommand", required=True, metavar="COMMAND", parser_class=_Parser)
+    commands = parser.add_subparsers(
+        dest="subcommand", required=True, metavar="COMMAND", parser_class=UnknownFlagsFirstParser
+    )
 
     initial = commands.add_parser("initial", help="the initial snapshot of a local change, before any write")
     initial.add_argument("--checkout", required=True, metavar="DIR", help="the git checkout holding the change")
@@ -201,6 +208,8 @@ def _check_settings(args: argparse.Namespace) -> None:
 
 
 def _collect(args: argparse.Namespace, settings: collect.Settings) -> dict[str, Any]:
+    from observe import collect
+
     if args.subcommand == "recheck-paths":
         return collect.recheck_paths(checkout=args.checkout, document_path=args.document)
     if args.subcommand == "initial":
@@ -265,6 +274,8 @@ def main(argv: list[str] | None = None, *, sleep: Callable[[float], None] = time
     try:
         args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
         _check_settings(args)
+        from observe import collect  # only now: --help and a usage error need none of the observers
+
         settings = collect.Settings(
             api_url=args.api_url,
             gh_path=args.gh,

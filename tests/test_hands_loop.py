@@ -401,6 +401,34 @@ def test_cli_help_unknown_flag_and_bad_input_as_a_subprocess():
     assert code == 2 and "usage-error" in out and out.count("\n") >= 1
 
 
+def test_each_row_names_its_function_and_only_the_running_command_is_imported():
+    for row in cli.TABLE:
+        module, _, function = row.run.partition(":")
+        assert module.startswith("act.") and row.runner().__name__ == function, row
+    # A fresh interpreter: the parser and `status` load neither the executor nor the GitHub client.
+    probe = (
+        "import contextlib, io, sys\n"
+        "from act import cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    cli.main(['--help'] if sys.argv[1] == 'help' else ['status', '--run-id', '0' * 32])\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    for case, expected in (("help", set()), ("status", {"act.plans"})):
+        completed = subprocess.run(
+            [sys.executable, "-c", probe, case],
+            cwd=LOOP.parent.parent,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        loaded = set(completed.stdout.split())
+        assert "act.cli" in loaded, completed.stderr
+        never = {"act.execute", "act.execute_cli", "act.automation", "act.wakeup", "observe.collect"}
+        assert loaded & ({"act.plans"} | never) == expected, (case, loaded & never)
+        assert not {name for name in loaded if name.startswith(("observe.github", "httpx", "ghapi"))}, case
+
+
 def bootstrap(capsys, world, mode: str) -> dict:
     """init, approve, rebuild, the initial writes, the automation up to ACTIVE: a live loop."""
     fake, repo = world["fake"], world["repo"]
