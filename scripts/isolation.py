@@ -12,13 +12,14 @@ library. Why and what is pinned: references/automation-registry.md#how-the-scrip
 """
 
 import importlib
-import importlib.abc
 import importlib.machinery
-import importlib.metadata
-import importlib.util
-import json
 import os
 import sys
+
+# Only modules the interpreter has loaded before any script runs are imported
+# here: ``importlib.metadata``, ``importlib.abc`` and ``importlib.util`` pull in
+# about forty more standard-library modules (email, zipfile, tempfile...), which
+# every run would pay for before its first line of work.
 
 PACKAGES = frozenset({"evaluator", "observe", "act"})
 
@@ -31,8 +32,12 @@ class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
         return self.source_to_code(self.get_data(path), path)
 
 
-class SkillFinder(importlib.abc.MetaPathFinder):
-    """Finds the skill's ``PACKAGES`` (and their submodules) under the skill root only."""
+class SkillFinder:
+    """Finds the skill's ``PACKAGES`` (and their submodules) under the skill root only.
+
+    A meta path finder needs only ``find_spec``; it is not derived from
+    ``importlib.abc.MetaPathFinder`` so that module is not loaded.
+    """
 
     def __init__(self, root):
         self.root = root
@@ -51,10 +56,10 @@ class SkillFinder(importlib.abc.MetaPathFinder):
 
     @staticmethod
     def _spec(fullname, filename, search_locations):
-        loader = SourceOnlyLoader(fullname, filename)
-        spec = importlib.util.spec_from_file_location(
-            fullname, filename, loader=loader, submodule_search_locations=search_locations
-        )
+        # What importlib.util.spec_from_file_location builds, without loading importlib.util.
+        spec = importlib.machinery.ModuleSpec(fullname, SourceOnlyLoader(fullname, filename), origin=filename)
+        spec.has_location = True
+        spec.submodule_search_locations = search_locations
         spec.cached = None  # there is no bytecode cache for skill code
         return spec
 
@@ -105,15 +110,11 @@ def dependency_problem(root):
             lines = [line.strip() for line in lock]
     except OSError as error:
         return f"{RUNTIME_LOCK} cannot be read: {error.strerror}"
+    pins = [line.partition("==")[::2] for line in lines if line and not line.startswith("#")]
+    versions = installed_versions([name for name, _ in pins])
     wrong = []
-    for line in lines:
-        if not line or line.startswith("#"):
-            continue
-        name, _, pinned = line.partition("==")
-        try:
-            found = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            found = None
+    for name, pinned in pins:
+        found = versions.get(name)
         if found != pinned:
             wrong.append(f"{name}=={pinned} ({'missing' if found is None else 'found ' + found})")
     if wrong:
@@ -121,7 +122,62 @@ def dependency_problem(root):
     return None
 
 
+def installed_versions(names):
+    """Each name's installed version, found as ``importlib.metadata.version`` finds it; a missing one is left out.
+
+    The first ``<name>-<version>.dist-info`` (or ``.egg-info``) on ``sys.path``
+    whose normalized name matches wins, and its version is the ``Version``
+    header of its metadata. One listing of each ``sys.path`` directory serves
+    every name, where ``importlib.metadata`` (and the ~40 modules it imports)
+    would search the whole path once per name.
+    """
+    wanted = {_normalized(name): name for name in names}
+    found = {}
+    for entry in sys.path:
+        try:
+            children = os.listdir(entry or ".")
+        except OSError:  # not a directory (a zip archive holds no installed distribution here)
+            continue
+        for child in children:
+            stem, _, suffix = child.lower().rpartition(".")
+            key = _normalized(stem.partition("-")[0])
+            if suffix in ("dist-info", "egg-info") and key in wanted and wanted[key] not in found:
+                found[wanted[key]] = _metadata_version(os.path.join(entry or ".", child))
+    return {name: version for name, version in found.items() if version is not None}
+
+
+def _normalized(name):
+    """A distribution name as importlib.metadata compares it: lower case, each run of ``-_.`` one ``_``."""
+    characters = []
+    for character in name.lower():
+        if character in "-_.":
+            if characters[-1:] == ["_"]:
+                continue
+            character = "_"
+        characters.append(character)
+    return "".join(characters)
+
+
+def _metadata_version(info):
+    """The ``Version`` header of a ``.dist-info``'s METADATA (an ``.egg-info``'s PKG-INFO), or None."""
+    for candidate in (os.path.join(info, "METADATA"), os.path.join(info, "PKG-INFO"), info):
+        try:
+            with open(candidate, encoding="utf-8", errors="surrogateescape") as metadata:
+                for line in metadata:
+                    if not line.strip():
+                        return None  # the headers end at the first blank line
+                    key, colon, value = line.partition(":")
+                    if colon and key.strip().lower() == "version":
+                        return value.strip()
+        except OSError:
+            continue
+        return None
+    return None
+
+
 def _report_missing(problem, checks):
+    import json  # only on this path: a run that goes on never needs it here
+
     error = {"code": "dependency-missing", "path": "", "message": f"{problem}; {INSTALL_HINT}"}
     if checks:
         named = next((c for arg in sys.argv[1:] for c in checks if arg == f"--{c}" or arg.startswith(f"--{c}=")), None)
