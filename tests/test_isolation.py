@@ -9,6 +9,7 @@ covers every planted file (references/automation-registry.md#the-evaluator-diges
 from __future__ import annotations
 
 import importlib.machinery
+import importlib.metadata
 import json
 import py_compile
 import runpy
@@ -174,3 +175,52 @@ def test_isolated_flags_are_required_to_load_the_skill(skill):
         command, cwd=skill, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60
     )
     assert completed.returncode != 0 and "python -I -B" in completed.stderr
+
+
+def isolation_namespace() -> dict:
+    return runpy.run_path(str(ROOT / "scripts" / "isolation.py"))  # in-process: only its functions are used
+
+
+def test_the_loader_finds_every_installed_version_as_importlib_metadata_does():
+    """The scripts read versions without importlib.metadata; they must agree with it on every distribution here."""
+    names = sorted({distribution.metadata["Name"] for distribution in importlib.metadata.distributions()})
+    assert len(names) > 10
+    found = isolation_namespace()["installed_versions"]([*names, "no-such-distribution-anywhere"])
+    assert found == {name: importlib.metadata.version(name) for name in names}
+
+
+def test_names_match_whatever_their_case_and_separators():
+    versions = isolation_namespace()["installed_versions"](["Typing.Extensions", "PYDANTIC-core", "annotated__types"])
+    assert versions == {
+        "Typing.Extensions": importlib.metadata.version("typing_extensions"),
+        "PYDANTIC-core": importlib.metadata.version("pydantic_core"),
+        "annotated__types": importlib.metadata.version("annotated-types"),
+    }
+
+
+def test_a_wrongly_versioned_dependency_is_one_dependency_missing_line(skill):
+    lock = skill / "requirements-runtime.lock"
+    lock.write_text(lock.read_text().replace("pydantic==2.14.3", "pydantic==2.14.2"))
+    completed = run_script(skill, "evaluate_state.py", "--initial", str(INVALID_INITIAL))
+    assert completed.returncode == 2
+    [line] = completed.stdout.splitlines()
+    error = json.loads(line)
+    assert error["ok"] is False and error["check"] == "initial"
+    [violation] = error["errors"]
+    assert violation["code"] == "dependency-missing"
+    assert "pydantic==2.14.2 (found 2.14.3)" in violation["message"]
+
+
+def test_the_loader_imports_nothing_but_importlib_machinery():
+    """importlib.metadata, .abc and .util would cost every run ~40 standard-library modules (bench/README.md)."""
+    loader = str(ROOT / "scripts" / "isolation.py")
+    code = (  # loaded as the scripts load it
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        f"exec(compile(open({loader!r}, 'rb').read(), {loader!r}, 'exec'), {{'__name__': 'isolation'}})\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))\n"
+    )
+    completed = subprocess.run([sys.executable, "-I", "-B", "-c", code], capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    machinery = {"importlib", "importlib._bootstrap", "importlib._bootstrap_external", "importlib.machinery"}
+    assert set(completed.stdout.split()) <= machinery | {"warnings"}  # importlib's own import
