@@ -154,7 +154,8 @@ def test_fixed_length_formats_are_exact_even_with_a_final_newline():
     assert not Draft202012Validator(digest).is_valid("a" * 64 + "\n")
 
 
-def test_initial_cli_path_imports_neither_ghapi_nor_jsonschema():
+def test_initial_cli_path_imports_neither_ghapi_nor_jsonschema_nor_the_risk_model():
+    """Start-up (bench/README.md): the risk acceptance models are built only when a record is given."""
     fixture = FIXTURES / "initial" / "valid" / "new-pr-branch-validate-commit-push.json"
     program = (
         "import contextlib, io, sys\n"
@@ -163,12 +164,19 @@ def test_initial_cli_path_imports_neither_ghapi_nor_jsonschema():
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         "    status = main()\n"
         "assert status == 0 and '\"ok\":true' in out.getvalue(), out.getvalue()\n"
-        "loaded = sorted(name for name in ('ghapi', 'jsonschema') if name in sys.modules)\n"
+        "unwanted = ('ghapi', 'jsonschema', 'evaluator.models.risk')\n"
+        "loaded = sorted(name for name in unwanted if name in sys.modules)\n"
         "print(','.join(loaded) or 'none')\n"
     )
     completed = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "none"
+
+
+@pytest.mark.parametrize("module", sorted((ROOT / "evaluator" / "models").glob("*.py")), ids=lambda p: p.name)
+def test_model_modules_do_not_postpone_their_annotations(module):
+    """Postponed (string) annotations are compiled again by pydantic for every field (evaluator/models/__init__.py)."""
+    assert "from __future__ import annotations" not in module.read_text(encoding="utf-8").splitlines()
 
 
 SCENARIOS = sorted((FIXTURES / "state" / "scenarios").glob("*--*.json"))

@@ -6,8 +6,6 @@ the field types here bind each to its stable error code. Field formats raise ``P
 stable error code, so a pydantic error maps to a violation without guessing.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from typing import Annotated, Any
 

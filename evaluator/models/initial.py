@@ -1,7 +1,5 @@
 """The initial document: snapshot, manifest and plan hash (references/manifest-schema.md)."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from .common import BranchName, Digest, PositiveInt, RemoteName, RepoPath, Repository, RunId, Sha, Strict

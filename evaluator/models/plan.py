@@ -1,7 +1,5 @@
 """Pieces shared by every write plan: commands, path records, the execution boundary."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from pydantic import AfterValidator, Field

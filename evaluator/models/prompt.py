@@ -1,7 +1,5 @@
 """The bootstrap prompt document checked by ``--prompt`` (references/bootstrap.md)."""
 
-from __future__ import annotations
-
 from .common import Digest, RepoPath, Sha, Strict, Timestamp
 from .initial import InitialDocument
 from .recurring import RecurringState

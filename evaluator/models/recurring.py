@@ -5,8 +5,6 @@ The state is flat and complete: every field is present on every wakeup, and
 report-only values are in references/recurring-state.md.
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from .. import policy

@@ -4,8 +4,6 @@ The boundary binds "the canonical acceptance record" by digest; this model
 defines it (references/git-execution-boundary.md explains each field).
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from .. import policy
