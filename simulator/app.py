@@ -11,8 +11,11 @@ Around every route it behaves like GitHub where clients depend on it:
 - every GET answer carries a weak ETag over its body; a matching
   ``If-None-Match`` gets a bodiless 304 that costs no rate-limit point;
 - each token has a primary window per resource (``core`` for REST, ``graphql``)
-  of 5000 points an hour of simulated time; every answer but a 304 costs one
-  point, an exhausted window answers 403 with ``x-ratelimit-remaining: 0``;
+  of 5000 points an hour of simulated time; every REST answer but a 304 costs
+  one point, a GraphQL query its computed cost (``graphql_api.query_cost``),
+  an exhausted window answers 403 with ``x-ratelimit-remaining: 0``;
+  ``World.rate_spent`` keeps each token's points across window resets
+  (``rate_spent_on`` each repository's);
 - queued faults (``World.fail/stall/truncate/corrupt/graphql_errors`` and the
   hostile ``drip/gzip_bomb/echo/after``) are consumed in order by the first
   request they match; a stalled or dripping answer ends when its World is
@@ -42,6 +45,12 @@ DOCUMENTATION = "https://docs.github.com/rest"
 # Object pages whose list is paged inside the object (with total_count beside it).
 PAGED_KEYS = {"GET /repos/{owner}/{repo}/commits/{ref}/check-runs": "check_runs",
               "GET /repos/{owner}/{repo}/commits/{ref}/status": "statuses"}
+
+
+def _repository_in(path: str) -> str | None:
+    """``owner/name`` of a REST path under ``/repos/``, for the per-repository point count."""
+    parts = path.split("/")
+    return f"{parts[2]}/{parts[3]}" if len(parts) > 3 and parts[1] == "repos" else None
 
 
 class GitHubApp:
@@ -170,13 +179,15 @@ class GitHubApp:
         if request.path == "/graphql":
             if request.method != "POST":
                 return self._error(404, "Not Found", self._rate_headers(token, resource))
-            window.used += 1
-            payload = graphql_api.execute(self.world, request.get_json(silent=True), user, window)
+            document = request.get_json(silent=True)
+            cost = graphql_api.query_cost(document)
+            window = self.world.charge(token, resource, cost, graphql_api.repository_of(self.world, document))
+            payload = graphql_api.execute(self.world, document, user, window, cost)
             return self._json(payload, 200, self._rate_headers(token, resource))
         try:
             return self._rest(request, token, user)
         except ApiError as error:
-            window.used += 1
+            self.world.charge(token, resource, 1, _repository_in(request.path))
             return self._error(error.status, error.message, self._rate_headers(token, resource))
 
     def _rest(self, request: Request, token: str, user: dict[str, Any]) -> Response:
@@ -198,20 +209,19 @@ class GitHubApp:
             payload, link = self._page(request, operation, payload)
             if link:
                 headers["Link"] = link
-        window = self.world.rate_window(token, "core")
         if request.method == "GET" and status == 200:
             data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
             etag = 'W/"' + hashlib.sha256(data).hexdigest()[:40] + '"'
             if request.headers.get("If-None-Match") == etag:
                 return Response(status=304, headers={**self._rate_headers(token, "core"), **headers, "ETag": etag})
-            window.used += 1
+            self.world.charge(token, "core", 1, _repository_in(request.path))
             return Response(
                 data,
                 status=200,
                 headers={**self._rate_headers(token, "core"), **headers, "ETag": etag},
                 content_type="application/json; charset=utf-8",
             )
-        window.used += 1
+        self.world.charge(token, "core", 1, _repository_in(request.path))
         if payload is None:
             return Response(status=status, headers=self._rate_headers(token, "core"))
         return self._json(payload, status, {**self._rate_headers(token, "core"), **headers})

@@ -73,11 +73,12 @@ class Request:
 
 
 class CodexReviewer:
-    """Answers ``@codex review`` comments on every repository of ``world`` from ``script``."""
+    """Answers ``@codex review`` comments on every repository of ``world`` (or only ``repository``) from ``script``."""
 
     def __init__(self, world: World, script: list[str | dict[str, Any]], *, delay: timedelta | float = DEFAULT_DELAY,
-                 summary: bool = False):
+                 summary: bool = False, repository: str | None = None):
         self.world = world
+        self.only = repository.lower() if repository else None  # answer this repository's requests only
         self.script = [self._entry_of(entry) for entry in script]
         self.delay = delay if isinstance(delay, timedelta) else timedelta(seconds=delay)
         self.summary = summary
@@ -89,6 +90,8 @@ class CodexReviewer:
     # -- events ------------------------------------------------------------
 
     def _on_event(self, kind: str, event: dict[str, Any]) -> None:
+        if self.only is not None and event["repository"].full_name.lower() != self.only:
+            return
         if kind == "issue_comment.created":
             comment = event["comment"]
             if comment["user"]["id"] != CODEX_BOT["id"] and _TRIGGER.search(comment["body"] or ""):

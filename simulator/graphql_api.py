@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -236,7 +237,7 @@ def _resolver(type_name: str, field_name: str):
 @_resolver("Query", "rateLimit")
 def _resolve_rate_limit(_: Any, info: Any, dryRun: bool = False) -> dict[str, int]:  # noqa: N803 (GraphQL's name)
     window = info.context["rate"]
-    return {"cost": 1, "remaining": window.limit - window.used}
+    return {"cost": info.context["cost"], "remaining": window.limit - window.used}
 
 
 @_resolver("Query", "repository")
@@ -407,8 +408,87 @@ def find_node(world: World, node_id: str) -> dict[str, Any] | None:
     return None
 
 
-def execute(world: World, payload: Any, user: dict[str, Any], rate: Any) -> dict[str, Any]:
-    """One GraphQL POST body -> GitHub's answer object (``data`` and/or ``errors``)."""
+def query_cost(payload: Any) -> int:
+    """The primary rate-limit points of one GraphQL POST body, by GitHub's documented rule.
+
+    Every connection field (one with ``first`` or ``last``) needs one request
+    per node its enclosing connections can return, each assumed full; the
+    sum of those requests divided by 100, rounded to the nearest whole number,
+    is the cost, and never less than 1. A body that does not parse costs 1.
+    """
+    if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
+        return 1
+    try:
+        document = graphql.parse(payload["query"])
+    except GraphQLError:
+        return 1
+    given = payload.get("variables")
+    variables: dict[str, Any] = given if isinstance(given, dict) else {}
+    fragments = {d.name.value: d for d in document.definitions if isinstance(d, graphql.FragmentDefinitionNode)}
+    operations = [d for d in document.definitions if isinstance(d, graphql.OperationDefinitionNode)]
+    wanted = payload.get("operationName")
+    chosen = [o for o in operations if wanted is None or (o.name is not None and o.name.value == wanted)]
+    if len(chosen) != 1:
+        return 1
+    requests = _connection_requests(chosen[0].selection_set, 1, fragments, variables, set())
+    return max(1, math.floor(requests / 100 + 0.5))
+
+
+def _connection_requests(
+    selections: Any, multiplier: int, fragments: dict[str, Any], variables: dict[str, Any], seen: set[str]
+) -> int:
+    total = 0
+    for selection in selections.selections if selections is not None else ():
+        if isinstance(selection, graphql.FragmentSpreadNode):
+            name = selection.name.value
+            if name in fragments and name not in seen:
+                total += _connection_requests(
+                    fragments[name].selection_set, multiplier, fragments, variables, seen | {name}
+                )
+        elif isinstance(selection, graphql.InlineFragmentNode):
+            total += _connection_requests(selection.selection_set, multiplier, fragments, variables, seen)
+        elif isinstance(selection, graphql.FieldNode):
+            size = _page_argument(selection, variables)
+            inner = multiplier
+            if size is not None:
+                total += multiplier
+                inner = multiplier * size
+            total += _connection_requests(selection.selection_set, inner, fragments, variables, seen)
+    return total
+
+
+def _page_argument(field: Any, variables: dict[str, Any]) -> int | None:
+    for argument in field.arguments or ():
+        if argument.name.value in ("first", "last"):
+            value = graphql.value_from_ast_untyped(argument.value, variables)
+            return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else PAGE_LIMIT
+    return None
+
+
+def repository_of(world: World, payload: Any) -> str | None:
+    """``owner/name`` a GraphQL body is about: its ``owner``/``name`` variables, or the node its id variable names."""
+    variables = payload.get("variables") if isinstance(payload, dict) else None
+    if not isinstance(variables, dict):
+        return None
+    owner, name = variables.get("owner"), variables.get("name")
+    if isinstance(owner, str) and isinstance(name, str):
+        return f"{owner}/{name}"
+    ids = [variables[key] for key in ("threadId", "pullRequestId", "id") if isinstance(variables.get(key), str)]
+    if not ids:
+        return None
+    node_id = ids[0]
+    found = world.find_thread(node_id)
+    if found is not None:
+        return found[0].full_name
+    for repository in world.repositories.values():
+        for pull in repository.pulls.values():
+            if node_id in (pull["node_id"], f"SCR_sim{pull['head']['sha']}"):
+                return repository.full_name
+    return None
+
+
+def execute(world: World, payload: Any, user: dict[str, Any], rate: Any, cost: int = 1) -> dict[str, Any]:
+    """One GraphQL POST body -> GitHub's answer object (``data`` and/or ``errors``); ``cost`` is what it was charged."""
     if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
         return {"errors": [{"message": "A query attribute must be specified and must be a string."}]}
     variables = payload.get("variables") or {}
@@ -419,7 +499,7 @@ def execute(world: World, payload: Any, user: dict[str, Any], rate: Any) -> dict
         payload["query"],
         variable_values=variables,
         operation_name=payload.get("operationName"),
-        context_value={"world": world, "user": user, "rate": rate},
+        context_value={"world": world, "user": user, "rate": rate, "cost": cost},
     )
     answer: dict[str, Any] = {}
     if result.errors:

@@ -129,6 +129,10 @@ class World:
         self.tokens: dict[str, str] = {}  # token -> login
         self.repositories: dict[str, Repository] = {}
         self.rate_windows: dict[tuple[str, str], RateWindow] = {}
+        # Points charged since the World began, across window resets: per (token, resource), and per
+        # (repository full name, resource) for the requests that name a repository.
+        self.rate_spent: dict[tuple[str, str], int] = {}
+        self.rate_spent_on: dict[tuple[str, str], int] = {}
         self.faults: list[Fault] = []
         self.log: list[tuple[str, str, int]] = []
         # Knobs for answers GitHub should never give (observer fail-closed tests).
@@ -185,6 +189,16 @@ class World:
         if window is None or now >= window.reset:
             window = RateWindow(RATE_LIMIT, 0, now + int(RATE_WINDOW.total_seconds()))
             self.rate_windows[(token, resource)] = window
+        return window
+
+    def charge(self, token: str, resource: str, points: int, repository: str | None = None) -> RateWindow:
+        """Spend ``points`` of ``token``'s current window for ``resource``; count them in ``rate_spent(_on)``."""
+        window = self.rate_window(token, resource)
+        window.used += points
+        self.rate_spent[(token, resource)] = self.rate_spent.get((token, resource), 0) + points
+        if repository is not None:
+            key = (repository.lower(), resource)
+            self.rate_spent_on[key] = self.rate_spent_on.get(key, 0) + points
         return window
 
     # -- events -----------------------------------------------------------
