@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from demo.agent import Agent, Missing, Refused
-from demo.stack import CHANGED_FILE, HEAD_BRANCH, REPOSITORY, Stack
+from demo.stack import CHANGED_FILE, HEAD_BRANCH, Stack
 
 TITLE = "Fix the greeting"
 BODY = "The greeting said helo."
@@ -114,13 +114,13 @@ class Run:
     def start_loop(self) -> None:
         checkout = self.stack.checkout / CHANGED_FILE
         checkout.write_text("print('hello')\n", encoding="utf-8")  # the person's local change
-        self.note(f"person: edited {CHANGED_FILE} in a checkout cloned from https://github.com/{REPOSITORY}")
+        self.note(f"person: edited {CHANGED_FILE} in a checkout cloned from https://github.com/{self.stack.repository}")
         made = self.agent.loop(
             "init",
             "--checkout",
             str(self.stack.checkout),
             "--repository",
-            REPOSITORY,
+            self.stack.repository,
             "--base",
             "main",
             "--head",
@@ -350,9 +350,15 @@ class Run:
     # -- the whole run ---------------------------------------------------------------
 
     def run(self) -> str:
+        if self.guarded(self.start_loop):
+            self.guarded(self.run_wakeups)
+        return str(self.final)
+
+    def guarded(self, part: Callable[[], None]) -> bool:
+        """Run one part of the loop; a missing command or a refusal ends the run (``final``), never a traceback."""
         try:
-            self.start_loop()
-            self.run_wakeups()
+            part()
+            return True
         except Missing as missing:
             self.missing.append(str(missing))
             self.final = "missing"
@@ -364,4 +370,4 @@ class Run:
             self.step(refused.command, refused.result)
             self.final = f"refused-{refused.command}"
             self.hook("refused")
-        return str(self.final)
+        return False

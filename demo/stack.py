@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ class Stack:
     host: AutomationHost
     checkout: Path
     woken: list[Any] = field(default_factory=list)
+    repository: str = REPOSITORY  # the checkout's repository on the simulated GitHub
 
     @property
     def registry(self) -> Path:
@@ -85,14 +86,37 @@ class Stack:
         }
 
     def remote_tip(self, branch: str) -> str | None:
-        return self.world.repository(OWNER, NAME).tip(branch)
+        return self.world.repository(*self.repository.split("/")).tip(branch)
 
     def pulls(self) -> list[dict[str, Any]]:
-        repository = self.world.repository(OWNER, NAME)
-        return [self.world.pull_request(OWNER, NAME, number) for number in sorted(repository.pulls)]
+        owner, name = self.repository.split("/")
+        repository = self.world.repository(owner, name)
+        return [self.world.pull_request(owner, name, number) for number in sorted(repository.pulls)]
 
     def comments(self, number: int) -> list[dict[str, Any]]:
-        return list(self.world._issue(self.world.repository(OWNER, NAME), number))
+        return list(self.world._issue(self.world.repository(*self.repository.split("/")), number))
+
+    def clone(self, repository: str, checkout: Path) -> None:
+        """The person's checkout of ``repository``, cloned over https through the front with ``gh`` as credentials."""
+        network = [
+            "-c",
+            f"http.proxy={self.front.proxy_url}",
+            "-c",
+            f"http.sslCAInfo={self.front.ca_file}",
+            "-c",
+            "credential.helper=",
+            "-c",
+            f"credential.https://github.com.helper=!{self.gh} auth git-credential",
+        ]
+        git(self.scratch, *network, "clone", "-q", f"https://github.com/{repository}.git", str(checkout))
+        git(checkout, "config", "user.name", "Loop Owner")
+        git(checkout, "config", "user.email", "loop-owner@example.invalid")
+
+    def another_repository(self, name: str, checkout: Path) -> Stack:
+        """One more repository (with the demo's files) and its checkout, on the same World, front, token and host."""
+        self.world.create_repository(OWNER, name, files=dict(FILES))
+        self.clone(f"{OWNER}/{name}", checkout)
+        return replace(self, checkout=checkout, repository=f"{OWNER}/{name}")
 
     def stop(self) -> None:
         self.front.stop()
@@ -116,17 +140,5 @@ def start(scratch: Path) -> Stack:
     stack.host = AutomationHost(
         scratch / "codex", world.clock, on_wakeup=lambda record, now: stack.woken.append((record["id"], now))
     )
-    network = [
-        "-c",
-        f"http.proxy={front.proxy_url}",
-        "-c",
-        f"http.sslCAInfo={front.ca_file}",
-        "-c",
-        "credential.helper=",
-        "-c",
-        f"credential.https://github.com.helper=!{gh} auth git-credential",
-    ]
-    git(scratch, *network, "clone", "-q", f"https://github.com/{REPOSITORY}.git", str(stack.checkout))
-    git(stack.checkout, "config", "user.name", "Loop Owner")
-    git(stack.checkout, "config", "user.email", "loop-owner@example.invalid")
+    stack.clone(REPOSITORY, stack.checkout)
     return stack
