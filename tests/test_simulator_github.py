@@ -10,6 +10,7 @@ import pytest
 
 from observe.github.client import GitHubClient
 from observe.github.pull_request import observe_pull_request
+from simulator import graphql_api
 from simulator.app import Server
 from simulator.clock import iso
 from simulator.world import USERS, World
@@ -366,3 +367,27 @@ def test_the_observer_reads_a_world_built_through_the_api(world, api):
     assert len(document["threads"]) == 1 and document["threads"][0]["thread"]["content_version_at"] == iso(
         world.clock.now
     )
+
+
+
+def test_a_graphql_query_costs_its_connections_requests_and_points_are_counted_across_windows(world, api):
+    open_pull(world, api)
+    variables = {"owner": OWNER, "name": NAME, "number": 1}
+    # 1 request for the threads, 100 for their comments: 101 / 100 rounds to 1, reported and charged.
+    assert api.graphql(THREADS, variables)["data"]["rateLimit"]["cost"] == 1
+    assert world.rate_window(TOKEN, "graphql").used == 1
+    wide = """query($n: Int) { a: repository(owner: "o", name: "x") { ...pulls } }
+      fragment pulls on Repository { pullRequests(first: $n) { nodes {
+        reviewThreads(first: 100) { nodes { comments(last: 50) { totalCount } } } } } }"""
+    # 1 + 100 + 100 * 100 requests: 10101 / 100 rounds to 101; a body that does not parse costs 1.
+    assert graphql_api.query_cost({"query": wide, "variables": {"n": 100}}) == 101
+    assert graphql_api.query_cost({"query": wide, "variables": {"n": 10}}) == 10  # 1 + 10 + 1000 = 1011 -> 10
+    assert graphql_api.query_cost({"query": "query {"}) == 1
+    api("GET", f"{REPO}/pulls/1")
+    api("GET", "/user")
+    world.clock.advance(3600)  # a new window: the running totals keep counting
+    api("GET", f"{REPO}/pulls/1")
+    assert world.rate_window(TOKEN, "core").used == 1
+    repository = f"{OWNER}/{NAME}".lower()
+    assert world.rate_spent[(TOKEN, "graphql")] == world.rate_spent_on[(repository, "graphql")] == 1
+    assert world.rate_spent[(TOKEN, "core")] - world.rate_spent_on[(repository, "core")] == 1  # GET /user
