@@ -895,13 +895,9 @@ class World:
     ) -> dict[str, Any]:
         repository = self.repository(owner, name)
         with self.lock:
-            run = copy.deepcopy(fixture("rest/check-run-paginated.json")["check_runs"][0])
-            run_id = self.new_id()
-            now = self.clock.iso()
+            run, run_id, now = self._recorded("rest/check-run-paginated.json", "check_runs", "CR")
             run.update(
                 {
-                    "id": run_id,
-                    "node_id": f"CR_sim{run_id}",
                     "name": check_name,
                     "status": status,
                     "conclusion": conclusion if status == "completed" else None,
@@ -931,13 +927,9 @@ class World:
     ) -> dict[str, Any]:
         repository = self.repository(owner, name)
         with self.lock:
-            status = copy.deepcopy(fixture("rest/combined-commit-status.json")["statuses"][0])
-            status_id = self.new_id()
-            now = self.clock.iso()
+            status, _, now = self._recorded("rest/combined-commit-status.json", "statuses", "SC")
             status.update(
                 {
-                    "id": status_id,
-                    "node_id": f"SC_sim{status_id}",
                     "context": context,
                     "state": state,
                     "description": description,
@@ -951,6 +943,13 @@ class World:
             # The combined status keeps the latest status per context.
             statuses[:] = [s for s in statuses if s["context"] != context] + [status]
             return status
+
+    def _recorded(self, example: str, items_key: str, node_prefix: str) -> tuple[dict[str, Any], int, str]:
+        """The first item of a recorded list example with a new id and node id, its id, and the time to stamp."""
+        record = copy.deepcopy(fixture(example)[items_key][0])
+        record_id = self.new_id()
+        record.update({"id": record_id, "node_id": f"{node_prefix}_sim{record_id}"})
+        return record, record_id, self.clock.iso()
 
     def set_protection(self, owner: str, name: str, branch: str, rules: dict[str, Any] | int) -> None:
         """Branch protection rules (the GET .../protection shape), or 404 (unprotected) / 403 (unreadable)."""
