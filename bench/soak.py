@@ -409,7 +409,7 @@ def report(soak: Soak, wall: float, load: tuple[float, float]) -> None:
         f"  over the {interval:.0f} s interval: {sum(w.wall > interval for w in wakeups)} in own wall time, "
         f"{sum(w.queued + w.wall > interval for w in wakeups)} counting the wait for a worker, "
         f"{sum((w.sim_ended - w.due).total_seconds() > interval for w in wakeups)} in simulated time from the "
-        "heartbeat (the shared clock moves 1 s per command of any loop)"
+        "heartbeat (the shared clock runs ahead of wall time to keep the workers busy)"
     )
     for loop in loops:
         if loop.run.final != "done":
