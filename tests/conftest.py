@@ -11,12 +11,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # code directories comes from the pin itself, which imports only the standard
 # library besides observe/errors.py).
 sys.dont_write_bytecode = True
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"  # nor does any interpreter a test starts
 sys.path.insert(0, str(ROOT))
 from observe.evaluator_digest import CODE_DIRECTORIES  # noqa: E402
 
 for _code_directory in CODE_DIRECTORIES:
     for _cache in sorted((ROOT / _code_directory).rglob("__pycache__")):
-        shutil.rmtree(_cache)
+        shutil.rmtree(_cache, ignore_errors=True)  # another test worker may be removing it too
 
 # Loopback servers only: never let an inherited proxy see test traffic.
 os.environ["NO_PROXY"] = "127.0.0.1,localhost"
@@ -31,8 +32,10 @@ from hypothesis import settings  # noqa: E402
 # --hypothesis-profile=thorough does the same). A property that needs more
 # examples asks for a multiple of the profile's budget (tests/helpers.examples).
 # No deadline: a loaded machine must not turn a slow example into a failure.
-settings.register_profile("fast", max_examples=15, deadline=None)
-settings.register_profile("thorough", max_examples=100, deadline=None)
+# No example database: the tests run in parallel and write nothing into the
+# checkout (a failure prints its falsifying example).
+settings.register_profile("fast", max_examples=15, deadline=None, database=None)
+settings.register_profile("thorough", max_examples=100, deadline=None, database=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 
@@ -51,3 +54,35 @@ def fake(server):
     """The fake GitHub, reset to a fresh scenario for each test."""
     server.reset()
     return server
+
+
+# -- what the default run leaves out -------------------------------------------------------
+# pyproject.toml's addopts deselect the tests marked slow (-m "not slow"): long
+# end-to-end scenarios that .ci/run runs with -m slow. The summary names how
+# many were left out and how to run them, also when the tests ran in parallel
+# (each xdist worker collects and deselects; the controller prints the count).
+
+_slow_left_out: set[str] = set()
+
+
+def pytest_deselected(items):
+    _slow_left_out.update(item.nodeid for item in items if item.get_closest_marker("slow"))
+
+
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller prints the summary
+        workeroutput["slow_left_out"] = sorted(_slow_left_out)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    _slow_left_out.update(getattr(node, "workeroutput", {}).get("slow_left_out", []))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _slow_left_out:
+        terminalreporter.write_line(
+            f"{len(_slow_left_out)} slow end-to-end tests were left out (-m 'not slow'); "
+            "run them with: python -m pytest -m slow"
+        )

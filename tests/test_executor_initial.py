@@ -3,7 +3,8 @@
 Each operation performs exactly its write; a crash after any operation's
 write (its ledger entry lost) followed by a rerun ends where an uninterrupted
 run ends, with nothing posted or pushed twice; an operation whose
-precondition drifted performs nothing.
+precondition drifted performs nothing. The longest scenarios are marked
+slow: the default run leaves them out, .ci/run runs them (-m slow).
 """
 
 from __future__ import annotations
@@ -160,6 +161,7 @@ def test_an_ssh_remote_is_fetched_and_pushed_over_https(stack, capsys, tmp_path)
     assert git(stack.checkout, "remote", "get-url", "origin") == ssh_url  # the checkout's remote is untouched
 
 
+@pytest.mark.slow
 def test_a_crash_after_any_write_and_a_rerun_end_like_an_uninterrupted_run(tmp_path, monkeypatch, capsys):
     uninterrupted = start(tmp_path / "one", monkeypatch)
     try:
@@ -219,6 +221,7 @@ def test_a_swapped_path_before_staging_performs_nothing(stack, capsys):
     assert git(stack.checkout, "diff", "--cached", "--name-only") == ""
 
 
+@pytest.mark.slow
 def test_a_moved_base_before_push_pushes_nothing(stack, capsys):
     made = planned(stack, capsys)
     where = ["--state-dir", made["state_dir"]]
@@ -230,6 +233,7 @@ def test_a_moved_base_before_push_pushes_nothing(stack, capsys):
     assert stack.remote_tip(HEAD_BRANCH) is None and stack.remote_tip("main") == moved
 
 
+@pytest.mark.slow
 def test_a_moved_head_branch_on_github_is_never_overwritten(stack, capsys):
     made = planned(stack, capsys)
     where = ["--state-dir", made["state_dir"]]
@@ -241,6 +245,7 @@ def test_a_moved_head_branch_on_github_is_never_overwritten(stack, capsys):
     assert stack.remote_tip(HEAD_BRANCH) == theirs
 
 
+@pytest.mark.slow
 def test_pr_texts_are_bound_by_their_digests(stack, capsys):
     made = planned(stack, capsys)
     directory = statedir.StateDir(made["state_dir"])
@@ -264,6 +269,7 @@ def _through_create_pr(stack, capsys) -> list[str]:
     return where
 
 
+@pytest.mark.slow
 def test_a_write_whose_answer_is_lost_is_found_by_its_evidence_and_never_resent(stack, capsys):
     where = _through_create_pr(stack, capsys)
     (pull,) = stack.pulls()
@@ -273,6 +279,7 @@ def test_a_write_whose_answer_is_lost_is_found_by_its_evidence_and_never_resent(
     assert len(stack.comments(pull["number"])) == 1
 
 
+@pytest.mark.slow
 def test_a_failed_write_is_not_retried_blindly_and_the_rerun_writes_once(stack, capsys):
     where = _through_create_pr(stack, capsys)
     (pull,) = stack.pulls()

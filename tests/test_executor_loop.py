@@ -18,6 +18,9 @@ from simulator.automations import AutomationHost
 from simulator.codex import CodexReviewer
 from tests.executor_stack import HEAD_BRANCH, init_args, start
 
+# Whole loops against the simulator, each tens of seconds: run by .ci/run, left out by default.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def stack(tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ from evaluator.actions import WRITE_ACTIONS
 from evaluator.canonical import digest
 from evaluator.checks import run_initial, run_state
 from tools import samples, state_scenarios
-from tools.mutations import mutations
+from tools.mutations import mutation_recipes
 
 RUN_ID = "00ff" * 8
 FORMS = [
@@ -70,7 +70,8 @@ def test_run_ids_are_fresh_and_well_formed():
 @given(data=st.data())
 def test_any_single_mutation_of_a_built_initial_document_is_rejected(data):
     document = build_initial(data.draw(st.sampled_from(policy.WRITE_MODES)), data.draw(st.sampled_from(FORMS)))
-    description, mutated = data.draw(st.sampled_from(list(mutations(document))))
+    description, recipe = data.draw(st.sampled_from(mutation_recipes(document)))
+    mutated = recipe()  # only the drawn mutation is built
     assert run_initial(mutated, approved_hash=None, risk_record=None)["ok"] is False, description
 
 
@@ -121,7 +122,8 @@ def test_any_single_mutation_of_a_built_plan_is_rejected_or_permits_no_write(dat
     approved = recurring.plan_hash(manifest)
     planned = recurring.embed(state, manifest, approved_plan_hash=approved)
     kind = manifest["kind"]
-    description, mutated = data.draw(st.sampled_from(list(mutations(manifest))))
+    description, recipe = data.draw(st.sampled_from(mutation_recipes(manifest)))
+    mutated = recipe()
     as_built = {**copy.deepcopy(planned), f"{kind}_manifest": mutated}
     assert run_state(as_built, approved_hash=None, now=options.get("now"))["ok"] is False, (name, description)
     rehashed = {**as_built, f"{kind}_plan_hash": digest(mutated)}  # the approval still names the built plan

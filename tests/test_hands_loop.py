@@ -233,6 +233,7 @@ def test_a_new_pr_plan_with_title_and_body_files(capsys, world, tmp_path):
     )
 
 
+@pytest.mark.slow  # a whole loop: run by .ci/run, left out by default
 def test_from_initial_plan_through_bootstrap_wakeups_and_finalization(capsys, world):
     fake, repo = world["fake"], world["repo"]
     made = loop(capsys, world, *init_args(world, "--mode", "approval-gated", "--reuse-pr", str(PR_NUMBER)))
@@ -456,6 +457,7 @@ def bootstrap(capsys, world, mode: str) -> dict:
     return {"where": where, "key": key, "head1": head1, "directory": statedir.StateDir(Path(made["state_dir"]))}
 
 
+@pytest.mark.slow  # a whole loop: run by .ci/run, left out by default
 def test_a_remediation_plan_from_real_observations_approved_between_wakeups(capsys, world):
     fake = world["fake"]
     live = bootstrap(capsys, world, "approval-gated")

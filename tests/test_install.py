@@ -113,6 +113,7 @@ def test_installed_scripts_run_in_the_private_environment(installed, tmp_path):
     assert json.loads(result.stdout)["ok"] is False
 
 
+@pytest.mark.slow
 def test_install_upgrade_and_uninstall_are_symmetric(clone, tmp_path):
     home = tmp_path / "home"
     skill = home / "skills" / SKILL
