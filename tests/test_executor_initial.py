@@ -115,6 +115,7 @@ def test_each_operation_performs_exactly_its_write(stack, capsys):
     assert stack.files_holding_the_token() == []
 
 
+@pytest.mark.slow
 def test_a_checkout_config_cannot_start_an_alternate_refs_program(stack, capsys, tmp_path):
     other = tmp_path / "other.git"
     git(tmp_path, "init", "-q", "--bare", str(other))
@@ -136,6 +137,7 @@ def test_a_checkout_config_cannot_start_an_alternate_refs_program(stack, capsys,
     assert not sentinel.exists()
 
 
+@pytest.mark.slow
 def test_an_ssh_remote_is_fetched_and_pushed_over_https(stack, capsys, tmp_path):
     """fetch-base and push name the canonical https URL, never the remote: its ssh URL is never dialled."""
     sentinel = tmp_path / "ssh-ran"

@@ -1,6 +1,7 @@
 """install.py: the skill installs from a fresh clone, runs from its installed copy
 from any directory, upgrades and uninstalls symmetrically; every script reports
-a missing dependency as one JSON line naming the package and the install command."""
+a missing dependency as one JSON line naming the package and the install command.
+The installs beyond the shared one are marked slow: .ci/run runs them (-m slow)."""
 
 from __future__ import annotations
 
@@ -138,6 +139,7 @@ def test_install_upgrade_and_uninstall_are_symmetric(clone, tmp_path):
     assert install(clone, "--codex-home", str(home), "--uninstall").returncode == 1  # nothing installed
 
 
+@pytest.mark.slow
 def test_project_install_goes_to_agents_skills(clone, tmp_path):
     result = install(clone, "--project", str(tmp_path))
     assert result.returncode == 0, result.stderr
@@ -169,6 +171,7 @@ def test_a_missing_dependency_is_one_json_line_naming_package_and_installer(scri
     assert "python install.py" in violation["message"]
 
 
+@pytest.mark.slow
 def test_an_installed_skill_without_its_private_environment_says_how_to_reinstall(clone, tmp_path):
     assert install(clone, "--codex-home", str(tmp_path)).returncode == 0
     skill = tmp_path / "skills" / SKILL
