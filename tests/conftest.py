@@ -80,8 +80,8 @@ def pytest_testnodedown(node, error):
     _slow_left_out.update(getattr(node, "workeroutput", {}).get("slow_left_out", []))
 
 
-def pytest_terminal_summary(terminalreporter):
-    if _slow_left_out:
+def pytest_terminal_summary(terminalreporter, config):
+    if _slow_left_out and "not slow" in config.getoption("markexpr"):  # not when -k alone left them out
         terminalreporter.write_line(
             f"{len(_slow_left_out)} slow end-to-end tests were left out (-m 'not slow'); "
             "run them with: python -m pytest -m slow"
