@@ -32,8 +32,10 @@ from hypothesis import settings  # noqa: E402
 # --hypothesis-profile=thorough does the same). A property that needs more
 # examples asks for a multiple of the profile's budget (tests/helpers.examples).
 # No deadline: a loaded machine must not turn a slow example into a failure.
-# No example database: the tests run in parallel and write nothing into the
-# checkout (a failure prints its falsifying example).
+# No example database: parallel workers share no example files in the checkout
+# (a failure prints its falsifying example). Hypothesis still caches the
+# constants it reads from the sources in .hypothesis/constants/, one file per
+# source digest, each written atomically: safe for parallel workers.
 settings.register_profile("fast", max_examples=15, deadline=None, database=None)
 settings.register_profile("thorough", max_examples=100, deadline=None, database=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
