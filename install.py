@@ -273,7 +273,10 @@ def make_private_environment(directory: Path, requirements: list[str], env_from:
         handle.write("\n".join(requirements) + "\n")
     try:
         pip = [python, "-m", "pip", "--disable-pip-version-check", "--no-input"]
-        _run([*pip, "install", "--no-deps", "--no-compile", "--only-binary", ":all:", "-r", handle.name], "pip install")
+        # pip compiles the packages' bytecode here, once: the scripts write none (-B) but read it, and the
+        # private environment is outside the pinned code directories (compiling pydantic on every run costs more
+        # than the evaluator itself).
+        _run([*pip, "install", "--no-deps", "--only-binary", ":all:", "-r", handle.name], "pip install")
         _run([*pip, "check"], "pip check")
     finally:
         os.unlink(handle.name)
