@@ -3,7 +3,8 @@
 Every text pattern is policy data in ``CODEX_TEXT_POLICY`` below: formats
 drift, so a reader should find all of them in one place, each with a fixture
 under fixtures/github/codex/. Anything that looks like a Codex signal but does
-not match exactly is an error, never a guess (CODEX-REVIEW-FACTS.md).
+not match exactly is an error, never a guess (references/github-observations.md,
+"Codex comments").
 
 Trust is by numeric account id only: ``user.id`` 199175422 with
 ``user.type == "Bot"`` on comments and reviews. The reactions endpoint reports
