@@ -71,21 +71,11 @@ def build(tmp_path: Path, fake: Any, monkeypatch: Any) -> dict[str, Any]:
     return {"repo": repo, "base": base, "head0": head0, "gh": gh, "registry": registry, "tmp": tmp_path, "fake": fake}
 
 
-def change_args(world: dict[str, Any]) -> list[str]:
-    """The options that name this world's change: ``collect_state.py initial`` and ``loop.py init`` take both."""
-    return [
-        "--checkout",
-        str(world["repo"]),
-        "--repository",
-        REPOSITORY,
-        "--base",
-        "main",
-        "--head",
-        "feature/loop",
-        "--path",
-        "src/app.py",
-        "--command",
-        json.dumps(["/usr/bin/git", "diff", "--check"]),
-        "--commit",
-        "--push",
-    ]
+def change_args(world: dict[str, Any], *, path: str = "src/app.py", validate: bool = True) -> list[str]:
+    """The options that name this world's change: ``collect_state.py initial`` and ``loop.py init`` take both.
+
+    ``validate`` adds the one validation command; ``path`` names the planned path.
+    """
+    names = ["--checkout", str(world["repo"]), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop"]
+    validation = ["--command", json.dumps(["/usr/bin/git", "diff", "--check"])] if validate else []
+    return [*names, "--path", path, *validation, "--commit", "--push"]

@@ -196,18 +196,7 @@ def test_prompt_collection_refuses_a_request_body_that_is_not_the_approved_one(c
         capsys,
         world,
         "initial",
-        "--checkout",
-        str(repo),
-        "--repository",
-        REPOSITORY,
-        "--base",
-        "main",
-        "--head",
-        "feature/loop",
-        "--path",
-        "src/app.py",
-        "--commit",
-        "--push",
+        *checkout_world.change_args(world, validate=False),
     )
     manifest = samples.initial_manifest(snapshot)
     manifest.update(run_id=RUN_ID, review_request_body_template=markers.default_review_template(RUN_ID, 0))
@@ -260,7 +249,7 @@ def test_collector_failures_print_nothing_on_standard_output(capsys, world):
 
 
 def test_two_open_pull_requests_on_the_head_branch_are_a_clean_error(capsys, world):
-    fake, repo = world["fake"], world["repo"]
+    fake = world["fake"]
     fake.add_open_pull(8, "feature/loop", world["head0"])
     status = cli.main(
         [
@@ -269,18 +258,7 @@ def test_two_open_pull_requests_on_the_head_branch_are_a_clean_error(capsys, wor
             "--gh",
             str(world["gh"]),
             "initial",
-            "--checkout",
-            str(repo),
-            "--repository",
-            REPOSITORY,
-            "--base",
-            "main",
-            "--head",
-            "feature/loop",
-            "--path",
-            "src/app.py",
-            "--commit",
-            "--push",
+            *checkout_world.change_args(world, validate=False),
         ]
     )
     captured = capsys.readouterr()
@@ -298,18 +276,7 @@ def test_a_document_that_would_carry_the_token_is_not_printed(capsys, world):
             "--gh",
             str(world["gh"]),
             "initial",
-            "--checkout",
-            str(repo),
-            "--repository",
-            REPOSITORY,
-            "--base",
-            "main",
-            "--head",
-            "feature/loop",
-            "--path",
-            TOKEN,
-            "--commit",
-            "--push",
+            *checkout_world.change_args(world, path=TOKEN, validate=False),
         ]
     )
     captured = capsys.readouterr()
@@ -324,18 +291,7 @@ def test_recheck_paths_names_the_changed_path(capsys, world, tmp_path):
         capsys,
         world,
         "initial",
-        "--checkout",
-        str(repo),
-        "--repository",
-        REPOSITORY,
-        "--base",
-        "main",
-        "--head",
-        "feature/loop",
-        "--path",
-        "src/app.py",
-        "--commit",
-        "--push",
+        *checkout_world.change_args(world, validate=False),
     )
     plan = write(world, "snapshot.json", snapshot)
     assert collect(capsys, world, "recheck-paths", "--checkout", str(repo), "--document", plan) == {
