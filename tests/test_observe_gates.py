@@ -44,6 +44,9 @@ def client(fake, shared_client):
     return shared_client
 
 
+ALL_PASS = {"approvals": "pass", "branch_protection": "pass", "checks": "pass", "mergeability": "pass"}
+
+
 def observe(client):
     return observe_pull_request(client, REPOSITORY, PR_NUMBER, RUN_ID)["gates"]
 
@@ -161,12 +164,7 @@ def test_a_change_request_without_a_review_rule_does_not_block(fake, client):
     fake.add_review(STRANGER, "Please rename this.", "CHANGES_REQUESTED", fake.head_sha, at(50))
     github_says(fake, "CLEAN", reviewDecision=None)  # no rule asks for reviews: GitHub gives no decision
 
-    assert observe(client) == {
-        "approvals": "pass",
-        "branch_protection": "pass",
-        "checks": "pass",
-        "mergeability": "pass",
-    }
+    assert observe(client) == ALL_PASS
 
 
 def test_a_change_request_without_write_access_does_not_block(fake, client):
@@ -176,12 +174,7 @@ def test_a_change_request_without_write_access_does_not_block(fake, client):
     review["author_association"] = "CONTRIBUTOR"
     github_says(fake, "CLEAN", reviewDecision="APPROVED")
 
-    assert observe(client) == {
-        "approvals": "pass",
-        "branch_protection": "pass",
-        "checks": "pass",
-        "mergeability": "pass",
-    }
+    assert observe(client) == ALL_PASS
 
 
 def test_an_approval_from_an_app_with_write_access_counts(fake, client):
@@ -366,12 +359,7 @@ def test_every_requirement_met(fake, client):
     fake.add_thread(REVIEWER, "finding", at(40), resolved=True)
     github_says(fake, "CLEAN", reviewDecision="APPROVED")
 
-    assert observe(client) == {
-        "approvals": "pass",
-        "branch_protection": "pass",
-        "checks": "pass",
-        "mergeability": "pass",
-    }
+    assert observe(client) == ALL_PASS
 
 
 def test_waiting_and_failing_requirements(fake, client):
