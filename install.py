@@ -274,8 +274,8 @@ def make_private_environment(directory: Path, requirements: list[str], env_from:
     try:
         pip = [python, "-m", "pip", "--disable-pip-version-check", "--no-input"]
         # pip compiles the packages' bytecode here, once: the scripts write none (-B) but read it, and the
-        # private environment is outside the pinned code directories (compiling pydantic on every run costs more
-        # than the evaluator itself).
+        # private environment is outside the pinned code directories (compiling the HTTP stack on every
+        # collector run would cost more than the collector's own work).
         _run([*pip, "install", "--no-deps", "--only-binary", ":all:", "-r", handle.name], "pip install")
         _run([*pip, "check"], "pip check")
     finally:

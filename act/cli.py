@@ -18,16 +18,12 @@ import os
 import sys
 from typing import Any, NoReturn
 
-# The evaluator's models may be imported in-process by observe; no third-party
-# pydantic plugin gets a hook into them (as in evaluator/cli.py).
-os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
-
-from act import options  # noqa: E402
-from act import summary as summaries  # noqa: E402
-from act.command import Command, Context  # noqa: E402
-from act.errors import ActError, UsageError  # noqa: E402
-from act.sources import World  # noqa: E402
-from observe.cli import UnknownFlagsFirstParser, add_network_options, network_from  # noqa: E402
+from act import options
+from act import summary as summaries
+from act.command import Command, Context
+from act.errors import ActError, UsageError
+from act.sources import World
+from observe.cli import UnknownFlagsFirstParser, add_network_options, network_from
 from observe.errors import UsageError as ObserveUsageError  # noqa: E402
 
 # The table: a new command is a new row (see act/command.py). Only the module

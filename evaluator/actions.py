@@ -74,7 +74,7 @@ def _plan_remediation(s: Situation) -> dict[str, Any]:
 def _plan_finalization(s: Situation) -> dict[str, Any]:
     return {
         "eligible_thread_ids": [thread.id for thread in s.state.eligible_codex_threads],
-        "gates": s.state.gates.model_dump(),
+        "gates": s.state.gates.as_dict(),
     }
 
 
@@ -119,14 +119,14 @@ def _finish_finalization(s: Situation) -> dict[str, Any]:
         "plan_hash": s.facts.plan_hash,
         "operations": ["delete-owned-automation"],
         "delete_automation_id": state.owned_automation_id,
-        "gates": state.gates.model_dump(),
+        "gates": state.gates.as_dict(),
         "original_plan_hash": first_claim.plan_hash,
         "original_request_key": first_claim.request_key,
     }
 
 
 def _cleanup(s: Situation) -> dict[str, Any]:
-    return {"delete_automation_id": s.state.owned_automation_id, "gates": s.state.gates.model_dump()}
+    return {"delete_automation_id": s.state.owned_automation_id, "gates": s.state.gates.as_dict()}
 
 
 def _state_inconsistency(s: Situation) -> dict[str, Any]:
@@ -144,7 +144,7 @@ def _state_inconsistency(s: Situation) -> dict[str, Any]:
 def _report(s: Situation) -> dict[str, Any]:
     state = s.state
     return {
-        "gates": state.gates.model_dump(),
+        "gates": state.gates.as_dict(),
         "actionable_threads": len(state.actionable_codex_threads),
         "eligible_threads": len(state.eligible_codex_threads),
         "non_codex_rooted_threads": state.non_codex_rooted_threads,

@@ -227,15 +227,7 @@ def _named_check(argv: list[str]) -> str:
     return "initial"
 
 
-def _disable_pydantic_plugins() -> None:
-    # Third-party pydantic plugins get hooks into every validation; a safety
-    # kernel runs none. Set before the first model is built: the core (and so
-    # every model) is imported only after this, inside main.
-    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
-
-
 def main(argv: list[str] | None = None) -> int:
-    _disable_pydantic_plugins()
     if argv is None:
         argv = sys.argv[1:]
     check = _named_check(argv)

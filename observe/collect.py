@@ -552,8 +552,8 @@ def report_state(github: PullRequestObservation, *, run_id: str, observed_at: da
 
 
 # The recurring state's keys in the model's declaration order
-# (evaluator/models/recurring.py), written out so that a wakeup never imports
-# pydantic just to read an order; tests/test_collector.py checks they agree.
+# (evaluator/models/recurring.py), written out so that a wakeup never loads
+# the models just to read an order; tests/test_collector.py checks they agree.
 STATE_KEYS = (
     "version",
     "policy_schema_version",

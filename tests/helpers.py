@@ -44,3 +44,12 @@ def run_cli(*args: str, stdin: bytes | None = None, timeout: float = 30) -> tupl
     assert len(lines) == 1, f"expected exactly one output line, got {completed.stdout!r}"
     assert "Traceback" not in completed.stderr.decode("utf-8", "replace")
     return completed.returncode, json.loads(lines[0]), completed.stderr.decode("utf-8", "replace")
+
+
+def model_checker_accepts(annotation: object, value: object) -> bool:
+    """Whether the evaluator's model checker accepts ``value`` for a field of type ``annotation``."""
+    from evaluator.models.common import rule_for
+
+    found: list = []
+    rule_for(annotation, "probe")(value, (), found)
+    return not found

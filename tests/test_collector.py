@@ -360,4 +360,4 @@ def test_thread_classes():
 def test_the_collector_writes_the_state_keys_in_the_models_order():
     from evaluator.models.recurring import RecurringState
 
-    assert STATE_KEYS == tuple(RecurringState.model_fields)
+    assert STATE_KEYS == RecurringState.field_names

@@ -85,6 +85,6 @@ def test_every_lint_tool_is_run_by_ci():
 
 def test_the_packages_are_found_at_all():
     # The scan itself must see the obvious ones, or the checks above prove nothing.
-    assert {"pydantic", "fasttransport"} <= imported_distributions(SERVED_BY["runtime"])
+    assert {"fasttransport", "httpx2"} <= imported_distributions(SERVED_BY["runtime"])
     assert {"pytest", "hypothesis"} <= imported_distributions(SERVED_BY["test"])
     assert PINNED_FOR_THE_SIMULATOR <= declared("runtime") & imported_distributions(("simulator",))

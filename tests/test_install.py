@@ -167,7 +167,7 @@ def test_a_missing_dependency_is_one_json_line_naming_package_and_installer(scri
     assert error["ok"] is False
     [violation] = error["errors"]
     assert violation["code"] == "dependency-missing"
-    assert "pydantic==2.14.3 (missing)" in violation["message"]
+    assert "fasttransport==0.0.4 (missing)" in violation["message"]
     assert "python install.py" in violation["message"]
 
 

@@ -200,7 +200,7 @@ def test_names_match_whatever_their_case_and_separators():
 
 def test_a_wrongly_versioned_dependency_is_one_dependency_missing_line(skill):
     lock = skill / "requirements-runtime.lock"
-    lock.write_text(lock.read_text().replace("pydantic==2.14.3", "pydantic==2.14.2"))
+    lock.write_text(lock.read_text().replace("fasttransport==0.0.4", "fasttransport==0.0.3"))
     completed = run_script(skill, "evaluate_state.py", "--initial", str(INVALID_INITIAL))
     assert completed.returncode == 2
     [line] = completed.stdout.splitlines()
@@ -208,7 +208,7 @@ def test_a_wrongly_versioned_dependency_is_one_dependency_missing_line(skill):
     assert error["ok"] is False and error["check"] == "initial"
     [violation] = error["errors"]
     assert violation["code"] == "dependency-missing"
-    assert "pydantic==2.14.2 (found 2.14.3)" in violation["message"]
+    assert "fasttransport==0.0.3 (found 0.0.4)" in violation["message"]
 
 
 def test_the_loader_imports_nothing_but_importlib_machinery():

@@ -130,6 +130,7 @@ def initial_manifest(
     title: str = "Fix greeting",
     body: str = "Fixes the greeting.",
 ) -> dict[str, Any]:
+    from evaluator.models.common import validate
     from evaluator.models.initial import InitialSnapshot
     from evaluator.rules.initial import expected_operations
 
@@ -139,7 +140,7 @@ def initial_manifest(
         "automation_prompt_template_sha256": text_digest(policy.AUTOMATION_PROMPT_TEMPLATE_V1),
         "kind": "initial",
         "mode": mode,
-        "operations": expected_operations(InitialSnapshot.model_validate(snapshot)),
+        "operations": expected_operations(validate(InitialSnapshot, snapshot)[0]),
         "pr_body_sha256": text_digest(body),
         "pr_title_sha256": text_digest(title),
         "review_request_body_template": template,

@@ -2,24 +2,22 @@
 
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
-from pydantic_core import PydanticCustomError
-
 from .. import policy
 from ..errors import describe
 from ..formats import ARGUMENT, FILTER_NAME
-from .common import Digest, RepoPath, Strict
+from .common import Check, Digest, RepoPath, Strict
 
 
-def _argument(value: str) -> str:
-    if not ARGUMENT.matches(value):
-        message = "argument {observed} contains a NUL byte"
-        raise PydanticCustomError("command-argv-invalid", message, {"observed": describe(value)})
-    return value
+def _argument_problem(value: str) -> str | None:
+    return None if ARGUMENT.matches(value) else f"argument {describe(value)} contains a NUL byte"
 
 
-Argument = Annotated[str, AfterValidator(_argument)]
-FilterName = Annotated[str, Field(pattern=FILTER_NAME.json_pattern)]
+def _filter_name_problem(value: str) -> str | None:
+    return None if FILTER_NAME.matches(value) else f"String should match pattern '{FILTER_NAME.json_pattern}'"
+
+
+Argument = Annotated[str, Check("command-argv-invalid", _argument_problem)]
+FilterName = Annotated[str, Check("invalid-value", _filter_name_problem)]
 
 
 class Command(Strict):
@@ -64,5 +62,5 @@ class ExecutionBoundary(Strict):
 
 # Each protection policy names is a boolean field of the boundary, checked at
 # import (a real check: it must hold under ``python -O`` too).
-if not set(policy.GIT_PROTECTIONS) <= set(GitBoundary.model_fields):
+if not set(policy.GIT_PROTECTIONS) <= set(GitBoundary.field_names):
     raise ImportError("policy.GIT_PROTECTIONS names a field GitBoundary does not have")

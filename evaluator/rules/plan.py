@@ -20,7 +20,7 @@ def fixed_value_violations(document: Any, at: Callable[[str], str]) -> list[Viol
     )
     found = []
     for field, expected, code in checks:
-        if field in type(document).model_fields and getattr(document, field) != expected:
+        if field in type(document).field_names and getattr(document, field) != expected:
             found.append(Violation(code, at(field), f"observed {getattr(document, field)!r}, policy {expected!r}"))
     return found
 
