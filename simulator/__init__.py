@@ -9,3 +9,8 @@ HTTP and gh stand-in (``front``, ``git_http``, ``gh``). simulator/README.md is
 its manual. It imports nothing of this project: the code under test reaches
 it over the network, never through an import (tests/test_import_direction.py).
 """
+
+# How often a serving loop looks up to notice stop(): a server stops within
+# this, so the many short-lived servers of a test run do not each cost half a
+# second (werkzeug's default poll) when they are torn down.
+SERVE_POLL_SECONDS = 0.05

@@ -35,7 +35,7 @@ from urllib.parse import urlencode
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
-from simulator import graphql_api
+from simulator import SERVE_POLL_SECONDS, graphql_api
 from simulator.rest import Rest
 from simulator.world import ApiError, World
 
@@ -294,7 +294,9 @@ class Server:
     def __init__(self, world: World, host: str = "127.0.0.1", port: int = 0):
         self.app = GitHubApp(world)
         self._server = make_server(host, port, self.app, threaded=True)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="github-simulator", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(SERVE_POLL_SECONDS,), name="github-simulator", daemon=True
+        )
 
     def start(self) -> Server:
         self._thread.start()

@@ -27,6 +27,8 @@ from pathlib import Path
 import trustme
 from werkzeug.serving import make_server
 
+from simulator import SERVE_POLL_SECONDS
+
 API_HOST = "api.github.com"
 GIT_HOST = "github.com"
 _MAX_REQUEST_HEAD = 8192
@@ -51,7 +53,7 @@ class Front:
         self._tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         leaf.configure_cert(self._tls)
         self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.2)
+        self._listener.settimeout(SERVE_POLL_SECONDS)  # accept() wakes to notice stop()
         accept = threading.Thread(target=self._accept_loop, name="front-accept", daemon=True)
         accept.start()
         self._threads.append(accept)
@@ -153,7 +155,9 @@ class LoopbackServer:
 
     def __init__(self, app: object):
         self._server = make_server("127.0.0.1", 0, app, threaded=True)  # type: ignore[arg-type]
-        self._thread = threading.Thread(target=self._server.serve_forever, name="loopback-http", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(SERVE_POLL_SECONDS,), name="loopback-http", daemon=True
+        )
 
     def start(self) -> LoopbackServer:
         self._thread.start()

@@ -12,13 +12,16 @@ from __future__ import annotations
 import socket
 import threading
 
+from simulator import SERVE_POLL_SECONDS
+
 
 class DrippingServer:
     def __init__(self, response: bytes, seconds: float):
         self.response, self.seconds = response, seconds
         self._stopped = threading.Event()
         self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.1)  # accept() wakes to notice stop(); closing alone would not wake it
+        # accept() wakes to notice stop(); closing alone would not wake it
+        self._listener.settimeout(SERVE_POLL_SECONDS)
         self._threads: list[threading.Thread] = []
 
     @property
