@@ -6,12 +6,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # The skill's code directories never hold bytecode: the evaluator pin refuses a
 # __pycache__ there (references/automation-registry.md#bytecode-caches). Tests
-# import that code in-process, so they write no bytecode, and caches left by an
-# earlier plain import are removed before anything else is imported (the list of
-# code directories comes from the pin itself, which imports only the standard
-# library besides observe/errors.py).
-sys.dont_write_bytecode = True
-os.environ["PYTHONDONTWRITEBYTECODE"] = "1"  # nor does any interpreter a test starts
+# import that code in-process, so their bytecode (and pytest's rewritten test
+# modules) goes to one cache outside every code directory, .pycache/ at the
+# root, for this process and every interpreter a test starts (the scripts run
+# ``-I -B``: they neither read the variable nor write any). Caches left in the
+# code directories by an earlier plain import are removed before anything else
+# is imported (the list of code directories comes from the pin itself, which
+# imports only the standard library besides observe/errors.py).
+sys.pycache_prefix = str(ROOT / ".pycache")
+os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 sys.path.insert(0, str(ROOT))
 from observe.evaluator_digest import CODE_DIRECTORIES  # noqa: E402
 
