@@ -203,6 +203,7 @@ OUTSIDE_THE_VOCABULARY = {
     "dict": dict,
     "postponed": "str",
     "union": str | int,
+    "union with null": str | int | None,
     "bare list": list,
     "float literal": Literal[1.5],
     "annotated without a check": Annotated[str, "not a check"],
@@ -214,6 +215,11 @@ OUTSIDE_THE_VOCABULARY = {
 def test_a_model_with_a_type_outside_the_vocabulary_is_refused_at_definition(annotation):
     with pytest.raises(TypeError, match="Unknowable.field"):
         type("Unknowable", (Strict,), {"__annotations__": {"field": annotation}})
+
+
+def test_a_model_without_keys_is_refused_at_definition():
+    with pytest.raises(TypeError, match="a model declares its keys"):
+        type("Keyless", (Strict,), {})
 
 
 def test_a_model_cannot_inherit_keys_from_another_model():

@@ -22,7 +22,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, cre
 from pydantic_core import PydanticCustomError
 
 from evaluator.errors import Violation, pointer
-from evaluator.models.common import Check, Strict
+from evaluator.models.common import Check, Strict, json_type
 
 
 class _Mirror(BaseModel):
@@ -82,14 +82,6 @@ def _code(error_type: str) -> str:
     return "invalid-value"
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {bool: "boolean", int: "integer", str: "string", list: "array", dict: "object"}.get(
-        type(value), type(value).__name__
-    )
-
-
 def mirror_violations(model: type[Strict], value: Any, base: Iterable[object] = ()) -> list[Violation]:
     """What pydantic finds wrong with ``value`` as a ``model``, worded as the evaluator words it."""
     try:
@@ -104,7 +96,7 @@ def mirror_violations(model: type[Strict], value: Any, base: Iterable[object] = 
             elif code == "unknown-key":
                 message = f"key {item['loc'][-1]!r} is not part of the schema"
             elif code == "wrong-type":
-                message = f"{item['msg']}; observed {_json_type(item['input'])}"
+                message = f"{item['msg']}; observed {json_type(item['input'])}"
             else:
                 message = item["msg"]
             found.append(Violation(code, path, message))

@@ -89,8 +89,8 @@ RepoPath = Annotated[str, Check("invalid-path", _path_problem)]
 
 # --- the checker ---------------------------------------------------------------
 
-Path = tuple[object, ...]
-Found = list[tuple[Path, str, str]]  # (where under the checked value, code, message)
+Location = tuple[object, ...]
+Found = list[tuple[Location, str, str]]  # (where under the checked value, code, message)
 
 
 class _Invalid:
@@ -100,7 +100,8 @@ class _Invalid:
 INVALID: Any = _Invalid()
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for messages."""
     if value is None:
         return "null"
     return {bool: "boolean", int: "integer", str: "string", list: "array", dict: "object"}.get(
@@ -108,18 +109,18 @@ def _json_type(value: Any) -> str:
     )
 
 
-def _wrong_type(found: Found, at: Path, expected: str, value: Any) -> Any:
-    found.append((at, "wrong-type", f"Input should be {expected}; observed {_json_type(value)}"))
+def _wrong_type(found: Found, at: Location, expected: str, value: Any) -> Any:
+    found.append((at, "wrong-type", f"Input should be {expected}; observed {json_type(value)}"))
     return INVALID
 
 
 # A rule checks one value at ``at``, records what is wrong in ``found`` and
 # returns the checked value (a model instance for an object) or INVALID.
-Rule = Callable[[Any, Path, Found], Any]
+Rule = Callable[[Any, Location, Found], Any]
 
 
 def _exact_type(kind: type, expected: str) -> Rule:
-    def rule(value: Any, at: Path, found: Found) -> Any:
+    def rule(value: Any, at: Location, found: Found) -> Any:
         # ``type() is``: a bool is an int subclass, and never an integer here.
         return value if type(value) is kind else _wrong_type(found, at, expected, value)
 
@@ -134,7 +135,7 @@ _BASE_RULES: dict[Any, Rule] = {
 
 
 def _checked(base: Rule, check: Check) -> Rule:
-    def rule(value: Any, at: Path, found: Found) -> Any:
+    def rule(value: Any, at: Location, found: Found) -> Any:
         value = base(value, at, found)
         if value is INVALID:
             return INVALID
@@ -148,7 +149,7 @@ def _checked(base: Rule, check: Check) -> Rule:
 
 
 def _items(item: Rule) -> Rule:
-    def rule(value: Any, at: Path, found: Found) -> Any:
+    def rule(value: Any, at: Location, found: Found) -> Any:
         if type(value) is not list:
             return _wrong_type(found, at, "a valid list", value)
         known_problems = len(found)
@@ -159,7 +160,7 @@ def _items(item: Rule) -> Rule:
 
 
 def _nullable(inner: Rule) -> Rule:
-    def rule(value: Any, at: Path, found: Found) -> Any:
+    def rule(value: Any, at: Location, found: Found) -> Any:
         return None if value is None else inner(value, at, found)
 
     return rule
@@ -169,7 +170,7 @@ def _one_of(choices: tuple[Any, ...]) -> Rule:
     words = [repr(choice) for choice in choices]
     expected = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
-    def rule(value: Any, at: Path, found: Found) -> Any:
+    def rule(value: Any, at: Location, found: Found) -> Any:
         # Compared with their type: ``true == 1`` in Python, but not in JSON.
         if any(type(value) is type(choice) and value == choice for choice in choices):
             return value
@@ -188,17 +189,17 @@ def rule_for(annotation: Any, where: str) -> Rule:
         return annotation._check
     if origin is Annotated:
         base, *marks = get_args(annotation)
-        checks = [mark for mark in marks if isinstance(mark, Check)]
-        if len(checks) != 1 or len(marks) != 1:
+        if len(marks) != 1 or not isinstance(marks[0], Check):
             raise TypeError(f"{where}: Annotated takes one Check")
-        return _checked(rule_for(base, where), checks[0])
+        return _checked(rule_for(base, where), marks[0])
     if origin is list:
         (item,) = get_args(annotation)
         return _items(rule_for(item, where))
     if origin is UnionType or origin is Union:  # ``str | None``; ``Annotated[...] | None``
         members = get_args(annotation)
-        if len(members) == 2 and members[1] is NoneType:
-            return _nullable(rule_for(members[0], where))
+        if len(members) != 2 or members[1] is not NoneType:
+            raise TypeError(f"{where}: a union is only ever ``T | None``")
+        return _nullable(rule_for(members[0], where))
     if origin is Literal:
         choices = get_args(annotation)
         if all(type(choice) in (str, int) for choice in choices):
@@ -216,14 +217,19 @@ class Strict:
         super().__init_subclass__(**kwargs)
         if cls.__bases__ != (Strict,):
             raise TypeError(f"{cls.__name__}: a model derives from Strict directly (its keys are its own)")
-        annotations = cls.__dict__.get("__annotations__", {})
+        # The class's own annotations (from Python 3.14 on they are evaluated
+        # when read, not kept in the class dict); a class declaring none would
+        # read Strict's here on older versions.
+        annotations = cls.__annotations__
+        if not annotations or annotations is Strict.__annotations__:
+            raise TypeError(f"{cls.__name__}: a model declares its keys")
         cls._rules = tuple(
             (name, rule_for(annotation, f"{cls.__name__}.{name}")) for name, annotation in annotations.items()
         )
         cls.field_names = tuple(name for name, _ in cls._rules)
 
     @classmethod
-    def _check(cls, value: Any, at: Path, found: Found) -> Any:
+    def _check(cls, value: Any, at: Location, found: Found) -> Any:
         if type(value) is not dict:
             return _wrong_type(found, at, f"a valid dictionary or instance of {cls.__name__}", value)
         known_problems = len(found)
