@@ -11,7 +11,8 @@
        bytecode     this interpreter's environment, whose third-party packages
                     hold the `.pyc` files pip compiled at install;
        no bytecode  a throwaway environment holding the same distributions
-                    (requirements-runtime.lock) copied without any bytecode,
+                    (requirements-runtime.lock, and pydantic with what it
+                    needs for the floor) copied without any bytecode,
                     as `install.py` builds the skill's private environment
                     (`pip install --no-compile`); every run compiles the
                     third-party sources, and writes no cache (checked).

@@ -98,17 +98,8 @@ class Stack:
 
     def clone(self, repository: str, checkout: Path) -> None:
         """The person's checkout of ``repository``, cloned over https through the front with ``gh`` as credentials."""
-        network = [
-            "-c",
-            f"http.proxy={self.front.proxy_url}",
-            "-c",
-            f"http.sslCAInfo={self.front.ca_file}",
-            "-c",
-            "credential.helper=",
-            "-c",
-            f"credential.https://github.com.helper=!{self.gh} auth git-credential",
-        ]
-        git(self.scratch, *network, "clone", "-q", f"https://github.com/{repository}.git", str(checkout))
+        url = f"https://github.com/{repository}.git"
+        git(self.scratch, *self.front.git_route(self.gh), "clone", "-q", url, str(checkout))
         git(checkout, "config", "user.name", "Loop Owner")
         git(checkout, "config", "user.email", "loop-owner@example.invalid")
 

@@ -77,6 +77,19 @@ class Front:
         host, port = self._listener.getsockname()[:2]
         return f"http://{host}:{port}"
 
+    def git_route(self, gh: object) -> list[str]:
+        """``git -c`` options that reach the simulated hosts through this front, ``gh`` answering for credentials."""
+        return [
+            "-c",
+            f"http.proxy={self.proxy_url}",
+            "-c",
+            f"http.sslCAInfo={self.ca_file}",
+            "-c",
+            "credential.helper=",
+            "-c",
+            f"credential.https://github.com.helper=!{gh} auth git-credential",
+        ]
+
     # --- connections -------------------------------------------------------
 
     def _accept_loop(self) -> None:

@@ -77,17 +77,7 @@ class Stack:
         return result
 
     def git_via_front(self, *args: str, check: bool = True) -> str:
-        network = [
-            "-c",
-            f"http.proxy={self.front.proxy_url}",
-            "-c",
-            f"http.sslCAInfo={self.front.ca_file}",
-            "-c",
-            "credential.helper=",
-            "-c",
-            f"credential.https://github.com.helper=!{self.gh} auth git-credential",
-        ]
-        return git(self.tmp, *network, *args, check=check)
+        return git(self.tmp, *self.front.git_route(self.gh), *args, check=check)
 
     def files_holding_the_token(self) -> list[str]:
         """Every file the loop could have written (state, caches, registry, checkout) that holds the token's bytes.

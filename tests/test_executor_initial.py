@@ -9,6 +9,8 @@ slow: the default run leaves them out, .ci/run runs them (-m slow).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from act import statedir
@@ -40,6 +42,15 @@ def planned(stack, capsys) -> dict:
     made = stack.loop(capsys, *init_args(stack))
     assert made["operations"] == INITIAL_OPERATIONS
     return made
+
+
+def trap_program(directory: Path, name: str, *, exit_status: int = 0) -> tuple[Path, Path]:
+    """(program, sentinel): a shell program that only creates the sentinel file when it runs."""
+    sentinel = directory / f"{name}-ran"
+    program = directory / f"{name}-trap"
+    program.write_text(f"#!/bin/sh\ntouch {sentinel}\nexit {exit_status}\n")
+    program.chmod(0o755)
+    return program, sentinel
 
 
 def github_state(stack, run_id: str) -> dict:
@@ -120,10 +131,7 @@ def test_a_checkout_config_cannot_start_an_alternate_refs_program(stack, capsys,
     other = tmp_path / "other.git"
     git(tmp_path, "init", "-q", "--bare", str(other))
     (stack.checkout / ".git" / "objects" / "info" / "alternates").write_text(f"{other / 'objects'}\n")
-    sentinel = tmp_path / "alternate-refs-program-ran"
-    trap = tmp_path / "trap"
-    trap.write_text(f"#!/bin/sh\ntouch {sentinel}\n")
-    trap.chmod(0o755)
+    trap, sentinel = trap_program(tmp_path, "alternate-refs-program")
     git(stack.checkout, "config", "core.alternateRefsCommand", str(trap))
     stack.git_via_front("-C", str(stack.checkout), "fetch", "-q", "origin")
     assert sentinel.exists(), "sanity: a plain fetch runs the configured program"
@@ -140,10 +148,7 @@ def test_a_checkout_config_cannot_start_an_alternate_refs_program(stack, capsys,
 @pytest.mark.slow
 def test_an_ssh_remote_is_fetched_and_pushed_over_https(stack, capsys, tmp_path):
     """fetch-base and push name the canonical https URL, never the remote: its ssh URL is never dialled."""
-    sentinel = tmp_path / "ssh-ran"
-    trap = tmp_path / "ssh-trap"
-    trap.write_text(f"#!/bin/sh\ntouch {sentinel}\nexit 1\n")
-    trap.chmod(0o755)
+    trap, sentinel = trap_program(tmp_path, "ssh", exit_status=1)
     ssh_url = f"git@github.com:{OWNER}/{NAME}.git"
     git(stack.checkout, "remote", "set-url", "origin", ssh_url)
     git(stack.checkout, "config", "core.sshCommand", str(trap))

@@ -49,14 +49,7 @@ def test_a_push_over_https_moves_the_pull_request_and_codex_reviews_the_new_head
     world.open_pull_request(OWNER, NAME, head="feature/x", title="Fix")
     CodexReviewer(world, ["clean"], delay=timedelta(minutes=2))
     network = [
-        "-c",
-        f"http.proxy={front.proxy_url}",
-        "-c",
-        f"http.sslCAInfo={front.ca_file}",
-        "-c",
-        "credential.helper=",
-        "-c",
-        f"credential.https://github.com.helper=!{gh} auth git-credential",
+        *front.git_route(gh),
         "-c",
         "user.name=Dev",
         "-c",

@@ -52,9 +52,7 @@ def trusting(world) -> ssl.SSLContext:
 
 
 def network_config(world) -> list[str]:
-    helper = f"credential.https://github.com.helper=!{world['gh']} auth git-credential"
-    return ["-c", f"http.proxy={world['front'].proxy_url}", "-c", f"http.sslCAInfo={world['front'].ca_file}",
-            "-c", "credential.helper=", "-c", helper]
+    return world["front"].git_route(world["gh"])
 
 
 def test_a_push_over_https_reaches_the_simulated_bare_repository(world):
@@ -81,8 +79,7 @@ def test_a_push_without_the_token_is_refused(world):
     git("add", "f", cwd=work)
     git("-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-qm", "c", cwd=work)
     wrong = install_gh(world["tmp"] / "wrong-bin", "ghs_notTheSimulatedToken")
-    config = network_config(world)
-    config[-1] = f"credential.https://github.com.helper=!{wrong} auth git-credential"
+    config = world["front"].git_route(wrong)
 
     pushed = git(*config, "push", "https://github.com/octo-org/widgets.git", "main:main", cwd=work)
 
