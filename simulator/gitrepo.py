@@ -29,7 +29,9 @@ class BareRepository:
     def create(cls, path: Path, default_branch: str = "main") -> BareRepository:
         path.mkdir(parents=True, exist_ok=True)
         repository = cls(path)
-        repository.git("init", "-q", "--bare", f"--initial-branch={default_branch}", str(path), cwd_repo=False)
+        # --template= copies no sample hooks: every reset of a fake copies this repository.
+        repository.git("init", "-q", "--bare", "--template=", f"--initial-branch={default_branch}", str(path),
+                       cwd_repo=False)
         # Served over smart HTTP by git http-backend: pushes must be accepted.
         repository.git("config", "http.receivepack", "true")
         repository.git("config", "gc.auto", "0")

@@ -388,6 +388,21 @@ def executable_schema() -> GraphQLSchema:
     return schema
 
 
+@lru_cache(maxsize=128)
+def checked_document(query: str) -> tuple[graphql.DocumentNode | None, tuple[GraphQLError, ...]]:
+    """A query's parsed document and its validation errors against the schema, once per query text.
+
+    A client sends the same few queries over and over; parsing and
+    validating them is most of the work of answering, and the result
+    depends on nothing but the text (the schema is fixed).
+    """
+    try:
+        document = graphql.parse(query)
+    except GraphQLError as error:
+        return None, (error,)
+    return document, tuple(graphql.validate(executable_schema(), document))
+
+
 def set_resolved(info: Any, thread_id: str, resolved: bool) -> dict[str, Any]:
     try:
         return info.context["world"].resolve_thread(thread_id, info.context["user"], resolved)
@@ -418,9 +433,8 @@ def query_cost(payload: Any) -> int:
     """
     if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
         return 1
-    try:
-        document = graphql.parse(payload["query"])
-    except GraphQLError:
+    document, _ = checked_document(payload["query"])
+    if document is None:
         return 1
     given = payload.get("variables")
     variables: dict[str, Any] = given if isinstance(given, dict) else {}
@@ -494,13 +508,17 @@ def execute(world: World, payload: Any, user: dict[str, Any], rate: Any, cost: i
     variables = payload.get("variables") or {}
     if not isinstance(variables, dict):
         return {"errors": [{"message": "Variables are invalid JSON."}]}
-    result = graphql.graphql_sync(
-        executable_schema(),
-        payload["query"],
-        variable_values=variables,
-        operation_name=payload.get("operationName"),
-        context_value={"world": world, "user": user, "rate": rate, "cost": cost},
-    )
+    document, invalid = checked_document(payload["query"])
+    if document is None or invalid:
+        result = graphql.ExecutionResult(data=None, errors=list(invalid))
+    else:
+        result = graphql.execute_sync(
+            executable_schema(),
+            document,
+            variable_values=variables,
+            operation_name=payload.get("operationName"),
+            context_value={"world": world, "user": user, "rate": rate, "cost": cost},
+        )
     answer: dict[str, Any] = {}
     if result.errors:
         errors = []

@@ -19,6 +19,7 @@ from evaluator import markers, policy
 from evaluator.actions import WRITE_ACTIONS
 from evaluator.canonical import digest
 from evaluator.checks import run_initial, run_state
+from tests.helpers import examples
 from tools import samples, state_scenarios
 from tools.mutations import mutation_recipes
 
@@ -66,7 +67,7 @@ def test_run_ids_are_fresh_and_well_formed():
     assert len(ids) == 50 and all(len(i) == 32 and int(i, 16) >= 0 and i == i.lower() for i in ids)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(4))
 @given(data=st.data())
 def test_any_single_mutation_of_a_built_initial_document_is_rejected(data):
     document = build_initial(data.draw(st.sampled_from(policy.WRITE_MODES)), data.draw(st.sampled_from(FORMS)))
@@ -113,7 +114,7 @@ def test_every_planning_scenario_gives_an_accepted_plan(name, state, options, ac
     assert run_state(approved, approved_hash=None, now=options.get("now"))["action"] == "claim-plan"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(5))
 @given(data=st.data())
 def test_any_single_mutation_of_a_built_plan_is_rejected_or_permits_no_write(data):
     name, state, options, action = data.draw(st.sampled_from(PLANNING))

@@ -170,3 +170,31 @@ def test_the_collector_without_the_ca_reaches_nothing(route, capsys):
     captured = capsys.readouterr()
     assert status == 1 and captured.out == ""
     assert json.loads(captured.err)["errors"][0]["code"] == "github-connection-failed"
+
+
+
+def _organizations(context) -> set[str]:
+    return {dict(entry[0] for entry in cert["subject"]).get("organizationName", "") for cert in context.get_ca_certs()}
+
+
+def test_the_direct_route_builds_its_default_trust_once_per_certificate_setting(tmp_path, monkeypatch):
+    """The system trust is loaded once per process; SSL_CERT_FILE still chooses it, loopback ignores it."""
+    import trustme
+
+    from observe.github.client import route_options
+
+    ca_file = tmp_path / "ca.pem"
+    trustme.CA(organization_name="Route test CA").cert_pem.write_to_path(str(ca_file))
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    system = route_options(None, "https://api.github.com")
+    assert system["trust_env"] is True
+    assert route_options(None, "https://api.github.com")["verify"] is system["verify"]
+
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
+    chosen = route_options(None, "https://api.github.com")["verify"]
+    loopback = route_options(None, "http://127.0.0.1:8080")
+    assert chosen is not system["verify"]
+    assert _organizations(chosen) == {"Route test CA"}
+    assert loopback["trust_env"] is False
+    assert "Route test CA" not in _organizations(loopback["verify"])

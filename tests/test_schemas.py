@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 
@@ -24,6 +25,7 @@ SHAPE_CODES = {
 }
 
 
+@functools.cache  # checking a schema against the meta-schema takes ~0.2 s; once per schema is enough
 def validator(name: str) -> Draft202012Validator:
     schema = load(SCHEMA_DIR / f"{name}.schema.json")
     Draft202012Validator.check_schema(schema)

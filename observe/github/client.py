@@ -23,9 +23,12 @@ wrapper adds what the observer needs and ghapi leaves out
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import os
 import re
+import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -88,7 +91,26 @@ def route_options(network: Network | None, host: str) -> dict[str, Any]:
     """
     if network is not None and (network.https_proxy is not None or network.ca_file is not None):
         return {"proxy": network.https_proxy, "verify": network.ssl_context(), "trust_env": False}
-    return {"trust_env": not _is_loopback(host)}
+    trust_env = not _is_loopback(host)
+    certificate_settings = tuple(os.environ.get(name) for name in _CERTIFICATE_VARIABLES) if trust_env else ()
+    return {"verify": _default_trust(trust_env, certificate_settings), "trust_env": trust_env}
+
+
+# What httpx2's default trust reads from the environment when trust_env is on.
+_CERTIFICATE_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+
+
+@functools.cache
+def _default_trust(trust_env: bool, certificate_settings: tuple[str | None, ...]) -> ssl.SSLContext:
+    """httpx2's default TLS trust, built once per process for the settings it depends on.
+
+    Loading the system CA bundle takes tens of milliseconds, and one process
+    (a loop command, a test run) may build several clients. Sharing is sound:
+    connections only wrap sockets with it, and each sets the same ALPN list
+    (HTTP/1.1) on it before a handshake.
+    """
+    del certificate_settings  # part of the cache key: create_ssl_context reads them from the environment
+    return httpx2.create_ssl_context(trust_env=trust_env)
 
 
 def _item_identity(item: Any) -> Any:
