@@ -149,7 +149,11 @@ class FakeGitHub:
                 files = {"README.md": "# widgets\n", "src/retry.py": "RETRIES = None\n"}
                 world.create_repository(OWNER, REPO, files=files)
                 world.commit(OWNER, REPO, "feature/loop", {"src/retry.py": "RETRIES = 3\n"}, "Bound the retries")
-                cls._template = world.bare_repository(OWNER, REPO)
+                # One pack and one packed-refs file instead of a directory per object and ref: fewer to copy.
+                bare = world.repository(OWNER, REPO).bare
+                bare.git("repack", "-a", "-d", "-q")
+                bare.git("pack-refs", "--all")
+                cls._template = bare.path
             return cls._template
 
     world: World
