@@ -39,7 +39,8 @@ def install(clone, *args):
 def clone(tmp_path_factory):
     """A fresh clone of this repository's committed state: what a user installs from."""
     target = tmp_path_factory.mktemp("clone") / SKILL
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(target)], check=True)
+    # A local clone hard-links the object files (git never changes one in place): a tenth of a copy's time.
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(target)], check=True)
     return target
 
 
