@@ -2,7 +2,7 @@
 
 Runs ``python -m pytest`` (the README's command: pyproject.toml's options,
 the fast hypothesis profile) in this checkout and in ``--against``, in turn
-(A B A B ...), so both see the same machine. CPU time is user plus system of
+(A B, B A, A B ...), so both see the same machine. CPU time is user plus system of
 everything the run waited for: pytest, its workers and every process a test
 started. Prints each round, then the medians and the median of the per-round
 ratios (this checkout / the other). Asserts nothing.
@@ -40,7 +40,10 @@ def timed_run(checkout: Path) -> tuple[float, float]:
     wall = time.monotonic() - began
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
-        raise SystemExit(f"the tests failed in {checkout} (exit {process.returncode}): the times would not compare")
+        raise SystemExit(
+            f"the tests failed in {checkout} (exit {process.returncode}), so the times would not compare;"
+            " run `python -m pytest` there to see why"
+        )
     return wall, usage.ru_utime + usage.ru_stime
 
 
@@ -56,7 +59,10 @@ def main() -> int:
         parser.error(f"{baseline} is not a checkout of this project")
     rows = []
     for round_number in range(1, arguments.runs + 1):
-        ours, theirs = timed_run(ROOT), timed_run(baseline)
+        if round_number % 2:  # alternate which goes first, so neither always runs on a warmer machine
+            ours, theirs = timed_run(ROOT), timed_run(baseline)
+        else:
+            theirs, ours = timed_run(baseline), timed_run(ROOT)
         rows.append((ours, theirs))
         print(
             f"round {round_number}: this checkout {ours[0]:5.1f} s wall {ours[1]:6.1f} s CPU;"

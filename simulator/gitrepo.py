@@ -114,13 +114,12 @@ class BareRepository:
         target.write_text(sha + "\n", encoding="ascii")
 
     def delete_ref(self, branch: str) -> None:
-        if self.ref(branch) is None:
-            return
-        loose = self.path / "refs" / "heads" / branch
+        name = f"refs/heads/{branch}"
+        loose = self.path / name
         if loose.is_file() and not self.has_commit(loose.read_text(encoding="ascii").strip()):
             loose.unlink()  # a pinned name git would refuse to look at
-        else:
-            self.git("update-ref", "-d", f"refs/heads/{branch}")
+        if self.ref(branch) is not None:  # held by git: loose, or in packed-refs (perhaps under the pinned name)
+            self.git("update-ref", "-d", name)
 
     def has_commit(self, sha: str) -> bool:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -172,11 +173,11 @@ def test_the_collector_without_the_ca_reaches_nothing(route, capsys):
     assert json.loads(captured.err)["errors"][0]["code"] == "github-connection-failed"
 
 
-
 def _organizations(context) -> set[str]:
     return {dict(entry[0] for entry in cert["subject"]).get("organizationName", "") for cert in context.get_ca_certs()}
 
 
+@pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="httpx2's default trust there is not shared")
 def test_the_direct_route_builds_its_default_trust_once_per_certificate_setting(tmp_path, monkeypatch):
     """The system trust is loaded once per process; SSL_CERT_FILE still chooses it, loopback ignores it."""
     import trustme
@@ -187,6 +188,7 @@ def test_the_direct_route_builds_its_default_trust_once_per_certificate_setting(
     trustme.CA(organization_name="Route test CA").cert_pem.write_to_path(str(ca_file))
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.delenv("SSLKEYLOGFILE", raising=False)
     system = route_options(None, "https://api.github.com")
     assert system["trust_env"] is True
     assert route_options(None, "https://api.github.com")["verify"] is system["verify"]
@@ -198,3 +200,6 @@ def test_the_direct_route_builds_its_default_trust_once_per_certificate_setting(
     assert _organizations(chosen) == {"Route test CA"}
     assert loopback["trust_env"] is False
     assert "Route test CA" not in _organizations(loopback["verify"])
+
+    monkeypatch.setenv("SSLKEYLOGFILE", str(tmp_path / "keys.log"))  # read when the context is built
+    assert route_options(None, "https://api.github.com")["verify"] not in (chosen, system["verify"])

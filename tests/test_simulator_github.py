@@ -155,6 +155,21 @@ def test_merge_checks_the_head_and_writes_a_merge_commit(world, api):
     assert api("GET", f"{REPO}/pulls/1")[1]["head"]["sha"] == pull["head"]["sha"]  # a merged PR keeps its head
 
 
+@pytest.mark.parametrize("packed", [False, True], ids=["loose-refs", "packed-refs"])
+def test_a_deleted_branch_is_gone_even_when_a_pinned_tip_shadowed_a_packed_one(world, api, packed):
+    """A branch pinned to a commit git does not hold, over a tip in packed-refs, is deleted whole."""
+    open_pull(world, api)
+    bare = world.repository(OWNER, NAME).bare
+    if packed:
+        bare.git("pack-refs", "--all")
+    bare.pin_ref("feature/x", "ab" * 20)
+    assert bare.ref("feature/x") == "ab" * 20
+    assert api("DELETE", f"{REPO}/git/refs/heads/feature/x")[0] == 204
+    assert bare.ref("feature/x") is None and "feature/x" not in bare.branches()
+    assert api("GET", f"{REPO}/git/ref/heads/feature/x")[0] == 404
+    assert api("DELETE", f"{REPO}/git/refs/heads/feature/x")[0] == 422
+
+
 def test_issue_comments_are_created_edited_and_deleted_on_the_clock(world, api):
     open_pull(world, api)
     status, comment, _ = api("POST", f"{REPO}/issues/1/comments", {"body": "@codex review"})
@@ -367,7 +382,6 @@ def test_the_observer_reads_a_world_built_through_the_api(world, api):
     assert len(document["threads"]) == 1 and document["threads"][0]["thread"]["content_version_at"] == iso(
         world.clock.now
     )
-
 
 
 def test_a_graphql_query_costs_its_connections_requests_and_points_are_counted_across_windows(world, api):

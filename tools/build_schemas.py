@@ -26,8 +26,8 @@ from pydantic.json_schema import GenerateJsonSchema
 
 ROOT = Path(__file__).resolve().parent.parent
 # The skill's code directories hold no bytecode cache (references/automation-registry.md):
-# none is written unless a cache prefix sends it elsewhere (the tests import this module).
-sys.dont_write_bytecode = sys.dont_write_bytecode or not sys.pycache_prefix
+# none is written, but into the tests' cache at the root when they import this module.
+sys.dont_write_bytecode = sys.dont_write_bytecode or sys.pycache_prefix != str(ROOT / ".pycache")
 sys.path.insert(0, str(ROOT))
 
 from evaluator import formats  # noqa: E402

@@ -29,6 +29,7 @@ import math
 import os
 import re
 import ssl
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -92,24 +93,32 @@ def route_options(network: Network | None, host: str) -> dict[str, Any]:
     if network is not None and (network.https_proxy is not None or network.ca_file is not None):
         return {"proxy": network.https_proxy, "verify": network.ssl_context(), "trust_env": False}
     trust_env = not _is_loopback(host)
-    certificate_settings = tuple(os.environ.get(name) for name in _CERTIFICATE_VARIABLES) if trust_env else ()
-    return {"verify": _default_trust(trust_env, certificate_settings), "trust_env": trust_env}
+    if not _SHARED_TRUST:
+        return {"trust_env": trust_env}
+    settings = tuple(os.environ.get(name) for name in _TRUST_VARIABLES) if trust_env else ()
+    return {"verify": _default_trust(trust_env, settings), "trust_env": trust_env}
 
 
-# What httpx2's default trust reads from the environment when trust_env is on.
-_CERTIFICATE_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+# What httpx2's default trust reads from the environment when trust_env is on
+# (the CA file or directory; the key log file Python's default context opens).
+_TRUST_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "SSLKEYLOGFILE")
+# On macOS and Windows httpx2's default is a truststore context, which holds a
+# lock through each handshake: one stalled connection would hold up the others.
+_SHARED_TRUST = sys.platform not in ("darwin", "win32")
 
 
 @functools.cache
-def _default_trust(trust_env: bool, certificate_settings: tuple[str | None, ...]) -> ssl.SSLContext:
-    """httpx2's default TLS trust, built once per process for the settings it depends on.
+def _default_trust(trust_env: bool, settings: tuple[str | None, ...]) -> ssl.SSLContext:
+    """httpx2's default TLS trust, built once per process for the environment settings it depends on.
 
     Loading the system CA bundle takes tens of milliseconds, and one process
     (a loop command, a test run) may build several clients. Sharing is sound:
     connections only wrap sockets with it, and each sets the same ALPN list
-    (HTTP/1.1) on it before a handshake.
+    (HTTP/1.1) on it before a handshake. The bundle is read once per process:
+    every command is a short-lived process, so a changed bundle is seen by
+    the next one.
     """
-    del certificate_settings  # part of the cache key: create_ssl_context reads them from the environment
+    del settings  # the cache key: create_ssl_context reads them from the environment itself
     return httpx2.create_ssl_context(trust_env=trust_env)
 
 
