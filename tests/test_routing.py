@@ -203,3 +203,49 @@ def test_the_direct_route_builds_its_default_trust_once_per_certificate_setting(
 
     monkeypatch.setenv("SSLKEYLOGFILE", str(tmp_path / "keys.log"))  # read when the context is built
     assert route_options(None, "https://api.github.com")["verify"] not in (chosen, system["verify"])
+
+
+
+def test_the_direct_route_refuses_a_certificate_no_trusted_authority_signed(tmp_path):
+    """The shared default trust still verifies: a loopback TLS server with a self-made CA's certificate is refused.
+
+    The control: the same server, its CA given as the network's CA file, is reached (and answers 501).
+    """
+    import http.server
+    import ssl
+    import threading
+
+    import trustme
+
+    authority = trustme.CA(organization_name="Untrusted test CA")
+    ca_file = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(ca_file))
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("127.0.0.1").configure_cert(server_context)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    server.socket = server_context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def refusal(network: Network | None) -> str:
+        client = GitHubClient(
+            REPOSITORY,
+            host=f"https://127.0.0.1:{server.server_address[1]}",
+            token=TOKEN,
+            network=network,
+            use_cache=False,
+            max_attempts=1,
+            environ={},
+        )
+        try:
+            with pytest.raises(GitHubObservationError) as refused:
+                client.get("/user")
+        finally:
+            client.close()
+        return refused.value.code
+
+    try:
+        assert refusal(None) == "github-connection-failed"
+        assert refusal(Network(ca_file=str(ca_file))) != "github-connection-failed"
+    finally:
+        server.shutdown()
+        server.server_close()
