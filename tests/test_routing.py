@@ -202,7 +202,12 @@ def test_the_direct_route_builds_its_default_trust_once_per_certificate_setting(
     assert "Route test CA" not in _organizations(loopback["verify"])
 
     monkeypatch.setenv("SSLKEYLOGFILE", str(tmp_path / "keys.log"))  # read when the context is built
-    assert route_options(None, "https://api.github.com")["verify"] not in (chosen, system["verify"])
+    logging = route_options(None, "https://api.github.com")["verify"]
+    assert logging not in (chosen, system["verify"])
+
+    monkeypatch.delenv("SSL_CERT_FILE")
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))
+    assert route_options(None, "https://api.github.com")["verify"] not in (chosen, logging, system["verify"])
 
 
 
