@@ -24,7 +24,7 @@ from act.command import Command, Context
 from act.errors import ActError, UsageError
 from act.sources import World
 from observe.cli import UnknownFlagsFirstParser, add_network_options, network_from
-from observe.errors import UsageError as ObserveUsageError  # noqa: E402
+from observe.errors import UsageError as ObserveUsageError
 
 # The table: a new command is a new row (see act/command.py). Only the module
 # of the command that runs is imported.
