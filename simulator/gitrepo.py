@@ -39,6 +39,13 @@ class BareRepository:
 
     def git(self, *args: str, input: bytes | None = None, when: datetime | None = None, cwd_repo: bool = True,
             extra_env: dict[str, str] | None = None) -> str:
+        completed = self._run(args, input=input, when=when, cwd_repo=cwd_repo, extra_env=extra_env)
+        if completed.returncode != 0:
+            raise GitError(f"git {args[0]} failed: {completed.stderr.decode('utf-8', 'replace').strip()}")
+        return completed.stdout.decode("utf-8").strip()
+
+    def _run(self, args: tuple[str, ...], *, input: bytes | None = None, when: datetime | None = None,
+             cwd_repo: bool = True, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
         environment = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self.path),
@@ -52,10 +59,7 @@ class BareRepository:
             stamp = f"{int(when.timestamp())} +0000"
             environment.update({"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
         command = ["git", *(["--git-dir", str(self.path)] if cwd_repo else []), *args]
-        completed = subprocess.run(command, input=input, capture_output=True, env=environment)
-        if completed.returncode != 0:
-            raise GitError(f"git {args[0]} failed: {completed.stderr.decode('utf-8', 'replace').strip()}")
-        return completed.stdout.decode("utf-8").strip()
+        return subprocess.run(command, input=input, capture_output=True, env=environment)
 
     # -- refs: read straight from the files git writes ---------------------
 
@@ -132,6 +136,21 @@ class BareRepository:
         if not (self.has_commit(old) and self.has_commit(new)):
             return False
         return bool(self.git("diff", "--name-only", old, new, "--", path))
+
+    def merge_facts(self, base: str, head: str) -> tuple[bool, bool] | None:
+        """(conflicts, behind) of merging ``head`` into ``base``; None when either commit is not held.
+
+        ``behind``: the base tip is not in the head's history (the head is out of date).
+        """
+        if not (self.has_commit(base) and self.has_commit(head)):
+            return None
+        merged = self._run(("merge-tree", "--write-tree", "--name-only", "--no-messages", base, head))
+        if merged.returncode not in (0, 1):  # 1 means conflicts; anything else is git failing
+            raise GitError(f"git merge-tree failed: {merged.stderr.decode('utf-8', 'replace').strip()}")
+        ancestor = self._run(("merge-base", "--is-ancestor", base, head))
+        if ancestor.returncode not in (0, 1):
+            raise GitError(f"git merge-base failed: {ancestor.stderr.decode('utf-8', 'replace').strip()}")
+        return merged.returncode == 1, ancestor.returncode == 1
 
     # -- commits ----------------------------------------------------------
 

@@ -19,7 +19,7 @@ from typing import Any
 import graphql
 from graphql import GraphQLError, GraphQLSchema
 
-from simulator.world import ApiError, Repository, World
+from simulator.world import ApiError, Repository, World, required_checks
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "contract" / "github.graphql"
 PAGE_LIMIT = 100
@@ -116,6 +116,7 @@ def thread_node(thread: dict[str, Any]) -> dict[str, Any]:
 
 def pull_node(world: World, repository: Repository, pull: dict[str, Any]) -> dict[str, Any]:
     world.refresh_pull(repository, pull)
+    world.read_merge_state(repository, pull)
     state = "MERGED" if pull["merged"] else pull["state"].upper()
     node = {
         "__typename": "PullRequest",
@@ -136,11 +137,11 @@ def pull_node(world: World, repository: Repository, pull: dict[str, Any]) -> dic
 
 
 def merge_verdicts(repository: Repository, pull: dict[str, Any]) -> dict[str, Any]:
-    """GitHub's merge verdicts: derived from the REST pull request, then any the scenario set.
+    """GitHub's merge verdicts: the REST pull request's (``World.judge_merge``), then any the scenario set.
 
-    The simulator does not judge reviews or rules itself; a scenario states
-    what GitHub decides (``Repository.merge_verdicts``), and without one a PR
-    has no review decision, as on a branch without a review rule.
+    The simulator does not judge reviews; a scenario states what GitHub
+    decides (``Repository.merge_verdicts``), and without one a PR has no
+    review decision, as on a branch without a review rule.
     """
     mergeable = {True: "MERGEABLE", False: "CONFLICTING"}.get(pull["mergeable"], "UNKNOWN")
     verdicts = {
@@ -153,22 +154,6 @@ def merge_verdicts(repository: Repository, pull: dict[str, Any]) -> dict[str, An
     }
     verdicts.update(repository.merge_verdicts.get(pull["number"], {}))
     return verdicts
-
-
-def required_checks(repository: Repository, branch: str) -> list[tuple[str, int | None]]:
-    """(context, app id or None for any source) that protection and rulesets require."""
-    required: list[tuple[str, int | None]] = []
-    rules = repository.branch_protection(branch)
-    checks = rules.get("required_status_checks") if isinstance(rules, dict) else None
-    if isinstance(checks, dict):
-        # "checks" names the app that must provide each context; "contexts" only repeats the names.
-        for check in checks.get("checks") or []:
-            required.append((check["context"], None if check.get("app_id") in (None, -1) else check["app_id"]))
-    ruleset_rules = repository.branch_rules(branch)
-    for rule in ruleset_rules if isinstance(ruleset_rules, list) else []:
-        if rule.get("type") == "required_status_checks":
-            required += [(c["context"], c.get("integration_id")) for c in rule["parameters"]["required_status_checks"]]
-    return required
 
 
 def status_check_rollup(repository: Repository, sha: str, base: str) -> dict[str, Any] | None:

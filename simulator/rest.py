@@ -172,7 +172,7 @@ class Rest:
         return 201, pull
 
     def get_pull(self, request: dict[str, Any], owner: str, repo: str, pull_number: str) -> tuple[int, Any]:
-        return 200, self.world.pull_request(owner, repo, self._number(pull_number))
+        return 200, self.world.read_pull_request(owner, repo, self._number(pull_number))
 
     def update_pull(self, request: dict[str, Any], owner: str, repo: str, pull_number: str) -> tuple[int, Any]:
         body = self._body(request)

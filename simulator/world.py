@@ -35,6 +35,12 @@ API = "https://api.github.com"
 WEB = "https://github.com"
 RATE_LIMIT = 5000
 RATE_WINDOW = timedelta(hours=1)
+# What the merge endpoint answers (405) for a pull request GitHub will not merge, by merge state.
+_NOT_MERGEABLE = {
+    "dirty": "Pull Request is not mergeable",
+    "blocked": "Repository rule violations found: required status checks have not passed",
+    "behind": "Head branch is out of date with the base branch",
+}
 
 
 def fixture(relative: str) -> Any:
@@ -140,6 +146,14 @@ class World:
         self.check_runs_total_override: int | None = None
         self.rollup_total_override: int | None = None
         self.thread_page_drops_cursor = False
+        # GitHub computes a pull request's merge state in the background: after each change of its
+        # head or base, the next ``merge_computing_reads`` API reads of it (REST or GraphQL) answer
+        # that it is not computed yet (mergeable null, UNKNOWN). ``compute_merge_state_again`` does
+        # the same for one pull request at any moment.
+        self.merge_computing_reads = 0
+        self._merge_basis: dict[tuple[str, int], tuple[str, str, str]] = {}
+        self._merge_computing: dict[tuple[str, int], int] = {}
+        self._merge_facts: dict[tuple[str, str, str], tuple[bool, bool] | None] = {}
         self._listeners: list[Callable[[str, dict[str, Any]], None]] = []
         # Set when this World is retired: stalled or dripping answers end at
         # once and leave no trace (see GitHubApp).
@@ -440,6 +454,71 @@ class World:
             if commit and not thread["isOutdated"] and repository.bare.path_changed(commit, tip, thread["path"]):
                 thread["isOutdated"] = True
 
+    # -- merge state (GitHub's own verdict, judged from the repository's facts) ----
+
+    def read_pull_request(self, owner: str, name: str, number: int) -> dict[str, Any]:
+        """``pull_request`` as an API read answers it: with the merge state GitHub shows now."""
+        pull = self.pull_request(owner, name, number)
+        self.read_merge_state(self.repository(owner, name), pull)
+        return pull
+
+    def read_merge_state(self, repository: Repository, pull: dict[str, Any]) -> None:
+        """One API read of ``pull``'s merge state: "not computed yet" while GitHub computes, else the verdict."""
+        if pull["state"] != "open":
+            return  # closing or merging already set mergeable null and "unknown"
+        key = (repository.full_name.lower(), pull["number"])
+        with self.lock:
+            basis = (pull["head"]["sha"], pull["base"]["ref"], pull["base"]["sha"])
+            if self._merge_basis.get(key) != basis:  # opened, pushed, retargeted or the base moved
+                self._merge_basis[key] = basis
+                self._merge_computing[key] = self.merge_computing_reads
+            if self._merge_computing.get(key, 0) > 0:
+                self._merge_computing[key] -= 1
+                pull.update({"mergeable": None, "rebaseable": None, "mergeable_state": "unknown"})
+                return
+            pull.update(self.judge_merge(repository, pull))
+
+    def compute_merge_state_again(self, owner: str, name: str, number: int, reads: int = 1) -> None:
+        """GitHub starts computing PR ``number``'s merge state again: its next ``reads`` reads say so."""
+        repository = self.repository(owner, name)
+        pull = self.pull_request(owner, name, number)
+        with self.lock:
+            key = (repository.full_name.lower(), number)
+            self._merge_basis[key] = (pull["head"]["sha"], pull["base"]["ref"], pull["base"]["sha"])
+            self._merge_computing[key] = reads
+
+    def judge_merge(self, repository: Repository, pull: dict[str, Any]) -> dict[str, Any]:
+        """GitHub's computed verdict on an open pull request: ``mergeable``, ``rebaseable``, ``mergeable_state``.
+
+        In this order: conflicts with the base (``dirty``), a draft (``draft``),
+        a required check failing, pending or not reported on the head
+        (``blocked``), a head that does not contain the base tip while the
+        required checks are strict (``behind``), any other check not passing
+        (``unstable``), else ``clean``. Commits a scenario only names (not held
+        by the repository) have no conflicts and are never behind. Reviews are
+        not judged here: a scenario states ``reviewDecision`` in
+        ``Repository.merge_verdicts``.
+        """
+        head, base = pull["head"]["sha"], pull["base"]["sha"]
+        facts_key = (str(repository.bare.path), base, head)
+        if facts_key not in self._merge_facts:
+            self._merge_facts[facts_key] = repository.bare.merge_facts(base, head)
+        conflicts, behind = self._merge_facts[facts_key] or (False, False)
+        required, others = head_check_outcomes(repository, head, required_checks(repository, pull["base"]["ref"]))
+        if conflicts:
+            state = "dirty"
+        elif pull["draft"]:
+            state = "draft"
+        elif any(outcome != "pass" for outcome in required):
+            state = "blocked"
+        elif behind and strict_required_checks(repository, pull["base"]["ref"]):
+            state = "behind"
+        elif any(outcome != "pass" for outcome in others):
+            state = "unstable"
+        else:
+            state = "clean"
+        return {"mergeable": not conflicts, "rebaseable": not conflicts, "mergeable_state": state}
+
     def notice_push(self, owner: str, name: str) -> None:
         """Bring every open pull request of a repository up to its branch tips (call after a git push)."""
         repository = self.repository(owner, name)
@@ -503,10 +582,13 @@ class World:
         repository = self.repository(owner, name)
         with self.lock:
             pull = self.pull_request(owner, name, number)
-            if pull["state"] != "open" or pull["draft"] or pull["mergeable"] is False:
+            if pull["state"] != "open" or pull["draft"]:
                 raise ApiError(405, "Pull Request is not mergeable")
             if sha is not None and sha != pull["head"]["sha"]:
                 raise ApiError(409, "Head branch was modified. Review and try the merge again.")
+            verdict = self.judge_merge(repository, pull)["mergeable_state"]
+            if verdict in _NOT_MERGEABLE:
+                raise ApiError(405, _NOT_MERGEABLE[verdict])
             headline = title or (
                 f"Merge pull request #{number} from {pull['head']['label'].replace(':', '/')}"
                 if method == "merge"
@@ -1049,6 +1131,71 @@ class World:
         return [entry for entry in self.log if re.search(pattern, entry[1])]
 
 
+def required_checks(repository: Repository, branch: str) -> list[tuple[str, int | None]]:
+    """(context, app id or None for any source) that protection and rulesets require."""
+    required: list[tuple[str, int | None]] = []
+    rules = repository.branch_protection(branch)
+    checks = rules.get("required_status_checks") if isinstance(rules, dict) else None
+    if isinstance(checks, dict):
+        # "checks" names the app that must provide each context; "contexts" only repeats the names.
+        for check in checks.get("checks") or []:
+            required.append((check["context"], None if check.get("app_id") in (None, -1) else check["app_id"]))
+    ruleset_rules = repository.branch_rules(branch)
+    for rule in ruleset_rules if isinstance(ruleset_rules, list) else []:
+        if rule.get("type") == "required_status_checks":
+            required += [(c["context"], c.get("integration_id")) for c in rule["parameters"]["required_status_checks"]]
+    return required
+
+
+def strict_required_checks(repository: Repository, branch: str) -> bool:
+    """Whether a pull request must contain the base tip before it merges ("require branches to be up to date")."""
+    rules = repository.branch_protection(branch)
+    checks = rules.get("required_status_checks") if isinstance(rules, dict) else None
+    if isinstance(checks, dict) and checks.get("strict") is True:
+        return True
+    ruleset_rules = repository.branch_rules(branch)
+    return any(
+        rule.get("type") == "required_status_checks"
+        and rule.get("parameters", {}).get("strict_required_status_checks_policy") is True
+        for rule in (ruleset_rules if isinstance(ruleset_rules, list) else [])
+    )
+
+
+def head_check_outcomes(
+    repository: Repository, sha: str, required: list[tuple[str, int | None]]
+) -> tuple[list[str], list[str]]:
+    """("pass" | "pending" | "fail" | "missing" for each requirement, the outcome of every other check on ``sha``).
+
+    The latest check run per name and app and the latest status per context count, as on GitHub.
+    """
+    runs: dict[tuple[str, int], dict[str, Any]] = {}
+    for run in repository.check_runs:
+        if run["head_sha"] == sha:
+            runs[(run["name"], run["app"]["id"])] = run
+    statuses = repository.statuses.get(sha, [])
+
+    def run_outcome(run: dict[str, Any]) -> str:
+        if run["status"] != "completed":
+            return "pending"
+        return "pass" if run["conclusion"] in ("success", "neutral", "skipped") else "fail"
+
+    def status_outcome(status: dict[str, Any]) -> str:
+        return {"success": "pass", "pending": "pending"}.get(status["state"], "fail")
+
+    def meets(requirement: tuple[str, int | None], name: str, app_id: int | None) -> bool:
+        return requirement[0] == name and requirement[1] in (None, app_id)
+
+    worst = ("fail", "pending", "pass")
+    required_outcomes = []
+    for requirement in required:
+        seen = [run_outcome(r) for (name, app), r in runs.items() if meets(requirement, name, app)]
+        seen += [status_outcome(s) for s in statuses if meets(requirement, s["context"], None)]
+        required_outcomes.append(min(seen, key=worst.index) if seen else "missing")
+    others = [run_outcome(r) for (name, app), r in runs.items() if not any(meets(q, name, app) for q in required)]
+    others += [status_outcome(s) for s in statuses if not any(meets(q, s["context"], None) for q in required)]
+    return required_outcomes, others
+
+
 def conform_protection(rules: dict[str, Any]) -> dict[str, Any]:
     """Branch protection as GitHub answers it today, from rules in the older documented example shape.
 
@@ -1081,4 +1228,7 @@ def sha_for(label: str) -> str:
     return hashlib.sha1(label.encode("utf-8")).hexdigest()
 
 
-__all__ = ["ApiError", "Fault", "Repository", "World", "USERS", "fixture", "iso", "sha_for"]
+__all__ = [
+    "ApiError", "Fault", "Repository", "World", "USERS", "fixture", "head_check_outcomes", "iso", "required_checks",
+    "sha_for", "strict_required_checks",
+]

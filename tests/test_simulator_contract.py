@@ -115,6 +115,9 @@ def exercise_every_route(world: World) -> Recorder:
     api("GET", f"{REPO}/rules/branches/main")
     api("DELETE", f"{REPO}/issues/comments/{comment['id']}")
     api("PUT", f"{REPO}/pulls/1/merge", {"sha": "0" * 40})  # 409
+    api("PUT", f"{REPO}/pulls/1/merge", {"sha": head})  # 405: required checks not reported
+    world.set_protection(OWNER, NAME, "main", 404)  # the requirements go, so the merge below is allowed
+    world.set_rulesets(OWNER, NAME, "main", [])
     api("PUT", f"{REPO}/pulls/1/merge", {"sha": head, "merge_method": "squash"})
     api("PUT", f"{REPO}/pulls/1/merge", {})  # 405
     api("GET", f"{REPO}/pulls/1/merge")
