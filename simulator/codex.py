@@ -10,8 +10,12 @@ scripted, one entry per request, in order:
 - ``"findings"``: a COMMENTED review "### 💡 Codex Review" naming the requested
   head (``**Reviewed commit:** `<sha10>```), with one inline P-badge comment per
   finding, each opening a review thread;
+- ``"findings_comment"``: the same findings as one plain PR (issue) comment, no
+  review and no thread (``"names_commit": False`` leaves out the reviewed
+  commit line, so the answer names no head);
 - ``"clean"``: a +1 reaction on the pull request and the comment "Codex Review:
   Didn't find any major issues." naming the requested head;
+- ``"clean_reaction"``: only the +1 reaction on the pull request, no comment;
 - ``"usage_limit"`` / ``"no_environment"`` / ``"workspace_deactivated"``
   (``"unavailable"`` means ``"usage_limit"``): the reply that is no review at all;
 - ``"silence"``: nothing (the requester's timeout is the only outcome).
@@ -20,6 +24,12 @@ An entry may be a dict for details: ``{"kind": "findings", "after": 300,
 "findings": [{"priority": "P2", "path": "src/app.py", "line": 3, "title": ...}]}``.
 Requests past the end of the script are met with silence. With
 ``summary=True`` Codex also keeps its summary comment (Running, then Completed).
+
+Auto-review: ``on_ready`` is a second script of the same entries, one per draft
+marked ready for review (``markPullRequestReadyForReview``), answered for the
+head the pull request had then, after the same delay, with no request comment
+(Codex reacts 👀 on the pull request itself). These answers are recorded in
+``auto_reviews``, never in ``requests``: the loop did not ask for them.
 
 Identity: comments and reviews come from ``chatgpt-codex-connector[bot]``
 (id 199175422, type Bot); reactions carry the same account with type User, as
@@ -45,6 +55,7 @@ _TRIGGER = re.compile(r"(?m)^@codex review\b")
 _BADGE_COLOURS = {"P0": "red", "P1": "orange", "P2": "yellow", "P3": "green"}
 _UNAVAILABLE = {"unavailable": "usage_limit", "usage_limit": "usage_limit", "no_environment": "no_environment",
                 "workspace_deactivated": "workspace_deactivated"}
+_REVIEWED_COMMIT_LINE = re.compile(r"\*\*Reviewed commit:\*\* `[0-9a-f]+`\n")
 _RELATIVE_TIME = re.compile(r'<relative-time datetime="[^"]*">[^<]*</relative-time>')
 
 
@@ -68,6 +79,7 @@ class Request:
     head_sha: str
     requested_at: datetime
     kind: str
+    trigger: str = "request"  # or "ready_for_review" (an auto-review: comment_id is 0)
     answered_at: datetime | None = None
     answer_ids: list[int | str] = field(default_factory=list)
 
@@ -76,13 +88,16 @@ class CodexReviewer:
     """Answers ``@codex review`` comments on every repository of ``world`` (or only ``repository``) from ``script``."""
 
     def __init__(self, world: World, script: list[str | dict[str, Any]], *, delay: timedelta | float = DEFAULT_DELAY,
-                 summary: bool = False, repository: str | None = None):
+                 summary: bool = False, repository: str | None = None,
+                 on_ready: list[str | dict[str, Any]] | None = None):
         self.world = world
         self.only = repository.lower() if repository else None  # answer this repository's requests only
         self.script = [self._entry_of(entry) for entry in script]
+        self.on_ready = [self._entry_of(entry) for entry in on_ready or []]
         self.delay = delay if isinstance(delay, timedelta) else timedelta(seconds=delay)
         self.summary = summary
         self.requests: list[Request] = []
+        self.auto_reviews: list[Request] = []
         self._summaries: dict[tuple[str, int], int] = {}
         world.add_user(CODEX_BOT)
         world.subscribe(self._on_event)
@@ -96,6 +111,8 @@ class CodexReviewer:
             comment = event["comment"]
             if comment["user"]["id"] != CODEX_BOT["id"] and _TRIGGER.search(comment["body"] or ""):
                 self._accept(event["repository"], event["number"], comment)
+        elif kind == "pull_request.ready_for_review" and event.get("was_draft"):
+            self._auto_review(event["repository"], event["number"])
         elif kind == "pull_request.synchronize":
             # A new push removes Codex's +1: it named the old head.
             repository, number = event["repository"], event["number"]
@@ -104,7 +121,8 @@ class CodexReviewer:
     @staticmethod
     def _entry_of(entry: str | dict[str, Any]) -> dict[str, Any]:
         entry = {"kind": entry} if isinstance(entry, str) else dict(entry)
-        if entry.get("kind") not in ("findings", "clean", "silence", *_UNAVAILABLE):
+        if entry.get("kind") not in ("findings", "findings_comment", "clean", "clean_reaction", "silence",
+                                     *_UNAVAILABLE):
             raise ValueError(f"unknown Codex script entry {entry.get('kind')!r}")
         return entry
 
@@ -124,6 +142,27 @@ class CodexReviewer:
         )
         if self.summary:
             self._summary(request, "summary_running")
+        self._schedule(request, entry)
+
+    def _auto_review(self, repository: Repository, number: int) -> None:
+        """A draft became ready: Codex reviews its head of its own accord, as its auto-review does."""
+        if len(self.auto_reviews) >= len(self.on_ready):
+            return
+        entry = self.on_ready[len(self.auto_reviews)]
+        pull = repository.pulls[number]
+        self.world.refresh_pull(repository, pull)
+        request = Request(
+            repository, number, 0, pull["head"]["sha"], self.world.clock.now, entry["kind"], trigger="ready_for_review"
+        )
+        self.auto_reviews.append(request)
+        if entry["kind"] == "silence":
+            return
+        self.world.add_reaction(repository.owner, repository.name, number, CODEX_REACTOR, "eyes")
+        if self.summary:
+            self._summary(request, "summary_running")
+        self._schedule(request, entry)
+
+    def _schedule(self, request: Request, entry: dict[str, Any]) -> None:
         delay = timedelta(seconds=entry["after"]) if "after" in entry else self.delay
         self.world.clock.schedule(request.requested_at + delay, lambda now: self._answer(request, entry))
 
@@ -133,20 +172,20 @@ class CodexReviewer:
         repository, number, sha = request.repository, request.number, request.head_sha
         owner, name = repository.owner, repository.name
         kind = entry["kind"]
+        findings = entry.get("findings") or [{"priority": "P1"}]
+        comments = [
+            {
+                "path": f.get("path", "README.md"),
+                "line": f.get("line", 1),
+                "body": finding_body(
+                    f.get("priority", "P1"),
+                    f.get("title", "Handle the failure path"),
+                    f.get("text", "This path reports success before the operation finished."),
+                ),
+            }
+            for f in findings
+        ]
         if kind == "findings":
-            findings = entry.get("findings") or [{"priority": "P1"}]
-            comments = [
-                {
-                    "path": f.get("path", "README.md"),
-                    "line": f.get("line", 1),
-                    "body": finding_body(
-                        f.get("priority", "P1"),
-                        f.get("title", "Handle the failure path"),
-                        f.get("text", "This path reports success before the operation finished."),
-                    ),
-                }
-                for f in findings
-            ]
             review = self.world.add_review(
                 owner,
                 name,
@@ -158,6 +197,16 @@ class CodexReviewer:
                 comments=comments,
             )
             request.answer_ids.append(review["id"])
+        elif kind == "findings_comment":
+            body = with_sha(BODIES["findings_review"], sha)
+            if entry.get("names_commit") is False:
+                body = _REVIEWED_COMMIT_LINE.sub("", body)
+            body += "".join(f"\n\n---\n\n`{c['path']}` line {c['line']}:\n\n{c['body']}" for c in comments)
+            comment = self.world.add_issue_comment(owner, name, number, CODEX_BOT, body)
+            request.answer_ids.append(comment["id"])
+        elif kind == "clean_reaction":
+            reaction, _ = self.world.add_reaction(owner, name, number, CODEX_REACTOR, "+1")
+            request.answer_ids.append(reaction["id"])
         elif kind == "clean":
             reaction, _ = self.world.add_reaction(owner, name, number, CODEX_REACTOR, "+1")
             comment = self.world.add_issue_comment(
@@ -167,7 +216,7 @@ class CodexReviewer:
         else:
             comment = self.world.add_issue_comment(owner, name, number, CODEX_BOT, BODIES[_UNAVAILABLE[kind]])
             request.answer_ids.append(comment["id"])
-        if self.summary and kind in ("findings", "clean"):
+        if self.summary and kind in ("findings", "findings_comment", "clean", "clean_reaction"):
             self._summary(request, "summary_completed")
         request.answered_at = self.world.clock.now
 

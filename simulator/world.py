@@ -561,10 +561,13 @@ class World:
         repository = self.repository(owner, name)
         with self.lock:
             pull = self.pull_request(owner, name, number)
-            if pull["draft"]:
+            was_draft = pull["draft"]
+            if was_draft:
                 pull.update({"draft": False, "mergeable_state": "clean"})
                 self._touch_pull(pull)
-        self.emit("pull_request.ready_for_review", repository=repository, number=number, pull=pull)
+        # Every call is reported (a second mark is a write to count); ``was_draft`` tells whether a draft
+        # really became ready, which is when GitHub sends the event and Codex's auto-review starts.
+        self.emit("pull_request.ready_for_review", repository=repository, number=number, pull=pull, was_draft=was_draft)
         return pull
 
     def merge_pull_request(

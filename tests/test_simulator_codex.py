@@ -7,6 +7,8 @@ from datetime import timedelta
 
 import pytest
 
+from evaluator.checks import run_state
+from observe.collect import report_state
 from observe.github.client import GitHubClient
 from observe.github.pull_request import observe_pull_request
 from simulator.app import Server
@@ -194,3 +196,113 @@ def test_the_summary_comment_runs_then_completes_in_place(world):
 def test_an_unknown_script_entry_is_refused(world):
     with pytest.raises(ValueError):
         CodexReviewer(world, ["clean", "lgtm"])
+
+
+def classification(world: World, document: dict) -> list[str]:
+    """What the loop makes of an observation: the report-only classification of the collected state."""
+    state = report_state(document, run_id=RUN_ID, observed_at=world.clock.now)
+    result = run_state(state, approved_hash=None, now=None)
+    assert result["action"] == "report"
+    return result["reasons"]
+
+
+# -- answer variants: a bare +1, findings as a plain PR comment ------------------------------------
+
+
+def test_a_clean_answer_can_be_a_bare_plus_one_with_no_comment(world):
+    codex = CodexReviewer(world, ["clean_reaction"], delay=60)
+    asked = request(world, 0)
+    world.clock.advance(60)
+
+    document = observe(world)
+    assert document["responses"] == [] and document["summary_rows"] == []
+    assert [r["id"] for r in document["plus_one_reactions"]] == [str(codex.requests[0].answer_ids[0])]
+    assert document["plus_one_reactions"][0]["created_at"] > asked["created_at"]
+    assert [c["user"]["login"] for c in world.repository(OWNER, NAME).issue_comments[1]] == ["loop-owner"]
+    assert classification(world, document) == ["clean"]
+
+
+def test_findings_can_arrive_as_a_plain_pr_comment(world):
+    CodexReviewer(
+        world,
+        [{"kind": "findings_comment", "findings": [{"priority": "P2", "path": "src/app.py", "title": "Print once"}]}],
+        delay=60,
+    )
+    asked = request(world, 0)
+    world.clock.advance(60)
+
+    document = observe(world)
+    assert world.repository(OWNER, NAME).reviews[1] == [] and document["threads"] == []
+    [answer] = document["responses"]
+    assert (answer["source"], answer["zero_findings_signal"], answer["commit_sha"]) == (
+        "issue-comment",
+        False,
+        head(world),
+    )
+    assert answer["trigger_request_comment_id"] == asked["id"]
+    body = world.repository(OWNER, NAME).issue_comments[1][-1]["body"]
+    assert "![P2 Badge]" in body and "Print once" in body and "`src/app.py`" in body
+    assert classification(world, document) == ["findings"]  # decisive: it names the requested head
+
+
+def test_a_findings_comment_that_names_no_commit_blocks_clean_without_being_a_finding(world):
+    CodexReviewer(world, [{"kind": "findings_comment", "names_commit": False}], delay=60)
+    request(world, 0)
+    world.clock.advance(60)
+    world.add_reaction(OWNER, NAME, 1, USERS["codex_as_reactor"], "+1")  # even a +1 beside it is not clean
+
+    document = observe(world)
+    [answer] = document["responses"]
+    assert (answer["zero_findings_signal"], answer["commit_sha"]) == (False, None)
+    assert classification(world, document) == ["awaiting-response"]
+
+
+# -- auto-review when a draft is marked ready for review --------------------------------------------
+
+
+@pytest.fixture
+def draft(tmp_path):
+    created = make_world(tmp_path)
+    created.commit(OWNER, NAME, "feature/x", {"src/app.py": "print('hello')\n"}, "Fix")
+    created.open_pull_request(OWNER, NAME, head="feature/x", title="Fix", draft=True)
+    yield created
+    created.close()
+
+
+@pytest.mark.parametrize(
+    "entry, expected",
+    [("findings", "review"), ("findings_comment", "issue-comment"), ("clean", "issue-comment")],
+)
+def test_marking_a_draft_ready_starts_an_auto_review_of_its_head(draft, entry, expected):
+    codex = CodexReviewer(draft, ["clean"], on_ready=[entry], delay=120)
+    reviewed = head(draft)
+    draft.mark_ready_for_review(OWNER, NAME, 1)
+    assert [r["content"] for r in draft.repository(OWNER, NAME).issue_reactions[1]] == ["eyes"]
+    draft.clock.advance(119)
+    assert observe(draft)["responses"] == []
+    draft.clock.advance(1)
+
+    document = observe(draft)
+    assert [r["source"] for r in document["responses"]][:1] == [expected]
+    # A review names its commit; an issue comment's short SHA expands only to a head the loop requested.
+    assert {r["commit_sha"] for r in document["responses"]} == {reviewed if expected == "review" else None}
+    assert all(r["trigger_request_comment_id"] is None for r in document["responses"])  # nobody asked
+    assert all(f"`{reviewed[:10]}`" in c["body"] for c in draft.repository(OWNER, NAME).issue_comments[1])
+    assert codex.requests == [] and [(a.trigger, a.kind, a.head_sha) for a in codex.auto_reviews] == [
+        ("ready_for_review", entry, reviewed)
+    ]
+
+
+def test_no_auto_review_without_a_draft_or_past_the_script(draft):
+    codex = CodexReviewer(draft, [], on_ready=["findings"], delay=60)
+    draft.mark_ready_for_review(OWNER, NAME, 1)
+    draft.mark_ready_for_review(OWNER, NAME, 1)  # no longer a draft: GitHub sends no event
+    draft.clock.advance(600)
+    assert len(codex.auto_reviews) == 1 and len(draft.repository(OWNER, NAME).reviews[1]) == 1
+
+
+def test_without_an_auto_review_script_marking_ready_gets_no_answer(draft):
+    codex = CodexReviewer(draft, ["clean"])
+    draft.mark_ready_for_review(OWNER, NAME, 1)
+    draft.clock.advance(600)
+    assert codex.auto_reviews == [] and observe(draft)["responses"] == []
