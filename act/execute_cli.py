@@ -29,14 +29,8 @@ _CLAIM_KIND = re.compile(r"github-codex-pr-loop-claim run=[0-9a-f]{32} kind=(rem
 
 
 def _github(ctx: Context, repository: str) -> GitHubWriter:
-    from observe.github.client import GitHubClient
-    from observe.github.token import resolve_token
-
-    world = ctx.world
     with sources.observing():
-        token = resolve_token(None, api_base_url=world.api_url, gh_path=world.gh)
-        world.secrets.append(token)
-        client = GitHubClient(repository, host=world.api_url, token=token, network=world.network, use_cache=False)
+        client = sources.github_client(ctx.world, repository, use_cache=False)
     return GitHubWriter(client, repository)
 
 

@@ -85,16 +85,23 @@ def initial_snapshot(world: World, intent: dict[str, Any]) -> dict[str, Any]:
         )
 
 
+def github_client(world: World, repository: str, *, use_cache: bool = True) -> Any:
+    """The GitHub client of every hand: the collector's factory, with this world's route and token sources."""
+    from observe.github.connect import github_client as connect
+
+    return connect(
+        repository, api_url=world.api_url, gh_path=world.gh, network=world.network, secrets=world.secrets,
+        use_cache=use_cache,
+    )
+
+
 def pull_request_texts(world: World, repository: str, number: int) -> tuple[str, str]:
     """The current title and body of a PR (a reused PR keeps both; the plan hashes them)."""
-    from observe.github.client import GitHubClient, split_repository
-    from observe.github.token import resolve_token
+    from observe.github.client import split_repository
 
     owner, name = split_repository(repository)
     with observing():
-        token = resolve_token(None, api_base_url=world.api_url, gh_path=world.gh)
-        world.secrets.append(token)
-        client = GitHubClient(repository, host=world.api_url, token=token)
+        client = github_client(world, repository)
         try:
             pull = client.get(f"/repos/{owner}/{name}/pulls/{number}").body
         finally:

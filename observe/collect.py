@@ -34,10 +34,10 @@ from observe.errors import CollectionError, UsageError
 from observe.evaluator_digest import DigestError, evaluator_sha256
 from observe.git.observer import GitObservationError, GitObserver, command_definition_sha256, recheck_path_records
 from observe.github.client import GitHubClient
+from observe.github.connect import github_client
 from observe.github.observation import PullRequestObservation, RequestMarker, ThreadObservation
 from observe.github.pull_request import observe_pull_request
 from observe.github.pulls import existing_pull_request
-from observe.github.token import resolve_token
 from observe.network import Network
 from observe.registry import AutomationRecord, RegistryError, default_registry_root, owned_automations
 
@@ -274,12 +274,13 @@ def load_document(path: str) -> dict[str, Any]:
 
 
 def _github(settings: Settings, stack: ExitStack, repository: str) -> GitHubClient:
-    # The token comes from GH_TOKEN, GITHUB_TOKEN or the --gh CLI itself, never
-    # from whichever gh is first on PATH.
-    token = resolve_token(None, api_base_url=settings.api_url, gh_path=settings.gh_path)
-    settings.secrets.append(token)  # redacted from every line printed from now on
-    client = GitHubClient(
-        repository, host=settings.api_url, token=token, sleep=settings.sleep, network=settings.network
+    client = github_client(
+        repository,
+        api_url=settings.api_url,
+        gh_path=settings.gh_path,
+        network=settings.network,
+        secrets=settings.secrets,
+        sleep=settings.sleep,
     )
     stack.callback(lambda: settings.github_stats.append(client.stats))
     stack.callback(client.close)

@@ -297,3 +297,21 @@ def test_a_failed_write_is_not_retried_blindly_and_the_rerun_writes_once(stack, 
     again = stack.loop(capsys, "execute", *where, "--one")
     assert again["performed"] == [{"operation": "request-codex-review", "outcome": "written"}]
     assert len(stack.comments(pull["number"])) == 1
+
+
+def test_a_reused_pr_is_read_through_the_configured_route(stack, capsys):
+    """``init --reuse-pr`` reads the PR's title and body through --https-proxy/--ca-file like every other read.
+
+    api.github.com is reachable only through the simulated front and its CA;
+    a client built without the configured route would go elsewhere and fail.
+    """
+    stack.world.commit(OWNER, NAME, HEAD_BRANCH, {"NOTES.md": "notes\n"}, "Start the fix")
+    pull = stack.world.open_pull_request(OWNER, NAME, head=HEAD_BRANCH, title="Reused title", body="Reused body\n")
+    stack.git_via_front("-C", str(stack.checkout), "fetch", "-q", "origin")
+    git(stack.checkout, "checkout", "-q", "-b", HEAD_BRANCH, f"origin/{HEAD_BRANCH}")  # keeps the uncommitted fix
+    arguments = [argument for argument in init_args(stack) if argument != "--create-branch"]
+    arguments = arguments[: arguments.index("--title")]
+    made = stack.loop(capsys, *arguments, "--reuse-pr", str(pull["number"]))
+    texts = statedir.StateDir(made["state_dir"]).read(statedir.INITIAL_TEXTS)
+    assert texts == {"pr_title": "Reused title", "pr_body": "Reused body\n"}
+    assert "reuse-pr" in made["operations"]
