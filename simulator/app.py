@@ -13,9 +13,19 @@ Around every route it behaves like GitHub where clients depend on it:
 - each token has a primary window per resource (``core`` for REST, ``graphql``)
   of 5000 points an hour of simulated time; every REST answer but a 304 costs
   one point, a GraphQL query its computed cost (``graphql_api.query_cost``),
-  an exhausted window answers 403 with ``x-ratelimit-remaining: 0``;
+  an exhausted window answers 403 with ``x-ratelimit-remaining: 0`` (GraphQL:
+  200, ``data: null`` and an error of type ``RATE_LIMITED``);
   ``World.rate_spent`` keeps each token's points across window resets
-  (``rate_spent_on`` each repository's);
+  (``rate_spent_on`` each repository's); ``secondary_rate_limit`` makes the
+  next matching requests hit a secondary limit (403/429, ``retry-after``);
+- ``Link`` URLs name the origin the request came to (``https://api.github.com``
+  behind the HTTPS front); a 201 that GitHub answers with ``Location`` (a new
+  pull request, issue comment, review reply, status) carries the new
+  resource's API URL;
+- a token whose ``World.add_token(..., permissions=...)`` lacks write access
+  for a write gets GitHub's refusal: REST 403 "Resource not accessible by
+  integration" (``ghs_`` tokens) or "... by personal access token", GraphQL
+  an error of type ``FORBIDDEN`` and a null mutation payload;
 - queued faults (``World.fail/stall/truncate/corrupt/graphql_errors`` and the
   hostile ``drip/gzip_bomb/echo/after``) are consumed in order by the first
   request they match; a stalled or dripping answer ends when its World is
@@ -42,9 +52,67 @@ from simulator.world import ApiError, World
 logging.getLogger("werkzeug").setLevel(logging.ERROR)  # keep test output to test results
 
 DOCUMENTATION = "https://docs.github.com/rest"
+SECONDARY_LIMIT_DOCUMENTATION = (
+    "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits"
+)
+SECONDARY_LIMIT_MESSAGE = (
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out "
+    "to GitHub Support for help, please include the request ID 0000:0000:0000000:0000000:00000000."
+)
+# The created resource's API URL comes back as ``Location`` on these 201 answers (GitHub's published
+# description lists the header for exactly these operations of the ones served here).
+LOCATED = {
+    "POST /repos/{owner}/{repo}/pulls",
+    "POST /repos/{owner}/{repo}/issues/{issue_number}/comments",
+    "POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies",
+    "POST /repos/{owner}/{repo}/statuses/{sha}",
+}
+# The fine-grained permission each served write needs (any one of them, at "write").
+WRITE_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    "POST /repos/{owner}/{repo}/pulls": ("pull_requests",),
+    "PATCH /repos/{owner}/{repo}/pulls/{pull_number}": ("pull_requests",),
+    "PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge": ("contents",),
+    "POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews": ("pull_requests",),
+    "POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies": ("pull_requests",),
+    "POST /repos/{owner}/{repo}/issues/{issue_number}/comments": ("issues", "pull_requests"),
+    "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}": ("issues", "pull_requests"),
+    "DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}": ("issues", "pull_requests"),
+    "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions": ("issues", "pull_requests"),
+    "POST /repos/{owner}/{repo}/issues/{issue_number}/reactions": ("issues", "pull_requests"),
+    "POST /repos/{owner}/{repo}/check-runs": ("checks",),
+    "POST /repos/{owner}/{repo}/statuses/{sha}": ("statuses",),
+    "DELETE /repos/{owner}/{repo}/git/refs/{ref}": ("contents",),
+}
 # Object pages whose list is paged inside the object (with total_count beside it).
 PAGED_KEYS = {"GET /repos/{owner}/{repo}/commits/{ref}/check-runs": "check_runs",
               "GET /repos/{owner}/{repo}/commits/{ref}/status": "statuses"}
+
+
+def may_write(world: World, token: str, permissions: tuple[str, ...]) -> bool:
+    """Whether ``token`` holds write access for one of ``permissions`` (a token without a list may write all)."""
+    granted = world.token_permissions.get(token)
+    return not permissions or granted is None or any(granted.get(name) == "write" for name in permissions)
+
+
+def not_accessible(token: str) -> str:
+    """GitHub's refusal of a write the token may not make: an app installation's, else a personal token's."""
+    kind = "integration" if token.startswith("ghs_") else "personal access token"
+    return f"Resource not accessible by {kind}"
+
+
+def secondary_rate_limit(
+    world: World, method: str, pattern: str, *, retry_after: int = 60, status: int = 403, times: int = 1
+) -> None:
+    """The next ``times`` matching requests hit a secondary rate limit, answered as GitHub answers it.
+
+    403 (or 429) with ``retry-after`` and GitHub's message; the primary window
+    is untouched (``x-ratelimit-remaining`` is not 0), so only the message and
+    ``retry-after`` tell a client what happened.
+    """
+    body = {"message": SECONDARY_LIMIT_MESSAGE, "documentation_url": SECONDARY_LIMIT_DOCUMENTATION,
+            "status": str(status)}
+    world.fail(method, pattern, status, times=times, headers={"Retry-After": str(retry_after)},
+               body=json.dumps(body).encode())
 
 
 def _repository_in(path: str) -> str | None:
@@ -175,6 +243,10 @@ class GitHubApp:
         window = self.world.rate_window(token, resource)
         if window.used >= window.limit:
             message = f"API rate limit exceeded for user ID {user['id']}."
+            if resource == "graphql" and request.method == "POST":
+                # GraphQL says so in the answer, not in the status: 200, no data, an error of type RATE_LIMITED.
+                limited = {"data": None, "errors": [{"type": "RATE_LIMITED", "message": message}]}
+                return self._json(limited, 200, self._rate_headers(token, resource))
             return self._error(403, message, self._rate_headers(token, resource))
         if request.path == "/graphql":
             if request.method != "POST":
@@ -182,7 +254,8 @@ class GitHubApp:
             document = request.get_json(silent=True)
             cost = graphql_api.query_cost(document)
             window = self.world.charge(token, resource, cost, graphql_api.repository_of(self.world, document))
-            payload = graphql_api.execute(self.world, document, user, window, cost)
+            permissions = self.world.token_permissions.get(token)
+            payload = graphql_api.execute(self.world, document, user, window, cost, permissions, not_accessible(token))
             return self._json(payload, 200, self._rate_headers(token, resource))
         try:
             return self._rest(request, token, user)
@@ -195,6 +268,8 @@ class GitHubApp:
         if matched is None:
             raise ApiError(404, "Not Found")
         operation, handler, parameters = matched
+        if not may_write(self.world, token, WRITE_PERMISSIONS.get(operation, ())):
+            raise ApiError(403, not_accessible(token))
         body: Any = None
         if request.method in ("POST", "PATCH", "PUT"):
             raw = request.get_data()
@@ -205,6 +280,8 @@ class GitHubApp:
         view = {"args": request.args, "json": body, "user": user, "token": token}
         status, payload = handler(view, **parameters)
         headers: dict[str, str] = {}
+        if status == 201 and operation in LOCATED:
+            headers["Location"] = payload["url"]
         if request.method == "GET" and status == 200:
             payload, link = self._page(request, operation, payload)
             if link:

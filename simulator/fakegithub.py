@@ -9,7 +9,8 @@ recorded payload shapes (fixtures/github). The objects they return are the
 stored payloads: changing one changes what the API serves.
 
 Faults (``fail``, ``stall``, ``truncate``, ``corrupt``, ``graphql_errors``, and
-the hostile ``drip``, ``gzip_bomb``, ``echo``, ``after``) are the World's;
+the hostile ``drip``, ``gzip_bomb``, ``echo``, ``after``) are the World's, and
+``secondary_rate_limit`` queues GitHub's secondary-limit answer (simulator/app.py);
 ``reset()`` retires the previous World, which ends every answer still stalled
 or dripping for it without a trace in the new scenario.
 
@@ -32,7 +33,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from simulator.app import Server
+from simulator.app import Server, secondary_rate_limit
 from simulator.clock import DEFAULT_EPOCH, SimClock, iso
 from simulator.world import FIXTURES, USERS, Repository, World, fixture, sha_for
 
@@ -323,7 +324,6 @@ class FakeGitHub:
             review_id=review_id,
             in_reply_to=None,
         )
-        comment["in_reply_to_id"] = None
         self.review_comments.append(comment)
         return comment
 
@@ -416,6 +416,11 @@ class FakeGitHub:
 
     def fail(self, method: str, pattern: str, status: int, **options: Any) -> None:
         self.world.fail(method, pattern, status, **options)
+
+    def secondary_rate_limit(
+        self, method: str, pattern: str, *, retry_after: int = 60, status: int = 403, times: int = 1
+    ) -> None:
+        secondary_rate_limit(self.world, method, pattern, retry_after=retry_after, status=status, times=times)
 
     def stall(self, method: str, pattern: str, seconds: float, *, times: int = 1) -> None:
         self.world.stall(method, pattern, seconds, times=times)

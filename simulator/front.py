@@ -23,6 +23,7 @@ import ssl
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import trustme
 from werkzeug.serving import make_server
@@ -164,10 +165,22 @@ def _relay(secure: ssl.SSLSocket, upstream: socket.socket) -> None:
 
 
 class LoopbackServer:
-    """A WSGI app served over plain HTTP on 127.0.0.1, in a background thread (the front's upstream)."""
+    """A WSGI app served over plain HTTP on 127.0.0.1, in a background thread (the front's upstream).
 
-    def __init__(self, app: object):
-        self._server = make_server("127.0.0.1", 0, app, threaded=True)  # type: ignore[arg-type]
+    Its clients reach it through the front's TLS, so the app is told the
+    scheme they used (``wsgi.url_scheme``, as a TLS-terminating proxy's
+    ``X-Forwarded-Proto`` tells an upstream): the URLs it builds from the
+    request, the API's ``Link`` headers above all, name the origin the client
+    used (``https://api.github.com``), which is the only origin a careful
+    client follows.
+    """
+
+    def __init__(self, app: Any, *, scheme: str = "https"):
+        def as_reached(environ: dict[str, Any], start_response: Any) -> Any:
+            environ["wsgi.url_scheme"] = scheme
+            return app(environ, start_response)
+
+        self._server = make_server("127.0.0.1", 0, as_reached, threaded=True)
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(SERVE_POLL_SECONDS,), name="loopback-http", daemon=True
         )

@@ -31,6 +31,19 @@ class NotFound(GraphQLError):
     github_type = "NOT_FOUND"
 
 
+class Forbidden(GraphQLError):
+    """A GitHub ``FORBIDDEN`` error: the token may not make this mutation (its payload is null)."""
+
+    github_type = "FORBIDDEN"
+
+
+def require_write(info: Any, permission: str) -> None:
+    """Refuse a mutation the token's permissions do not allow, as GitHub does (nothing changes)."""
+    granted = info.context.get("permissions")
+    if granted is not None and granted.get(permission) != "write":
+        raise Forbidden(info.context["refusal"])
+
+
 def cursor(offset: int) -> str:
     return base64.b64encode(f"cursor:v2:{offset}".encode()).decode()
 
@@ -344,16 +357,19 @@ def _resolve_node(_: Any, info: Any, id: str) -> dict[str, Any]:  # noqa: A002 (
 
 @_resolver("Mutation", "resolveReviewThread")
 def _resolve_resolve_thread(_: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
+    require_write(info, "pull_requests")
     return {"thread": thread_node(set_resolved(info, input["threadId"], True))}
 
 
 @_resolver("Mutation", "unresolveReviewThread")
 def _resolve_unresolve_thread(_: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
+    require_write(info, "pull_requests")
     return {"thread": thread_node(set_resolved(info, input["threadId"], False))}
 
 
 @_resolver("Mutation", "markPullRequestReadyForReview")
 def _resolve_mark_ready(_: Any, info: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
+    require_write(info, "pull_requests")
     world: World = info.context["world"]
     found = find_node(world, input["pullRequestId"])
     if found is None or found["__typename"] != "PullRequest":
@@ -486,8 +502,20 @@ def repository_of(world: World, payload: Any) -> str | None:
     return None
 
 
-def execute(world: World, payload: Any, user: dict[str, Any], rate: Any, cost: int = 1) -> dict[str, Any]:
-    """One GraphQL POST body -> GitHub's answer object (``data`` and/or ``errors``); ``cost`` is what it was charged."""
+def execute(
+    world: World,
+    payload: Any,
+    user: dict[str, Any],
+    rate: Any,
+    cost: int = 1,
+    permissions: dict[str, str] | None = None,
+    refusal: str = "Resource not accessible by integration",
+) -> dict[str, Any]:
+    """One GraphQL POST body -> GitHub's answer object (``data`` and/or ``errors``); ``cost`` is what it was charged.
+
+    ``permissions`` are the token's (None: it may write anything); a mutation
+    they do not allow fails with ``refusal`` as its FORBIDDEN message.
+    """
     if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
         return {"errors": [{"message": "A query attribute must be specified and must be a string."}]}
     variables = payload.get("variables") or {}
@@ -502,7 +530,14 @@ def execute(world: World, payload: Any, user: dict[str, Any], rate: Any, cost: i
             document,
             variable_values=variables,
             operation_name=payload.get("operationName"),
-            context_value={"world": world, "user": user, "rate": rate, "cost": cost},
+            context_value={
+                "world": world,
+                "user": user,
+                "rate": rate,
+                "cost": cost,
+                "permissions": permissions,
+                "refusal": refusal,
+            },
         )
     answer: dict[str, Any] = {}
     if result.errors:

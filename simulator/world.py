@@ -133,6 +133,9 @@ class World:
         self.lock = threading.RLock()
         self.users: dict[str, dict[str, Any]] = {}
         self.tokens: dict[str, str] = {}  # token -> login
+        # token -> {fine-grained permission: "read" | "write"}; a token absent here may write anything
+        # (simulator/app.py answers a write the token may not make as GitHub does).
+        self.token_permissions: dict[str, dict[str, str]] = {}
         self.repositories: dict[str, Repository] = {}
         self.rate_windows: dict[tuple[str, str], RateWindow] = {}
         # Points charged since the World began, across window resets: per (token, resource), and per
@@ -187,9 +190,12 @@ class World:
             self.users[login] = template
         return self.users[login]
 
-    def add_token(self, token: str, login: str) -> None:
+    def add_token(self, token: str, login: str, *, permissions: dict[str, str] | None = None) -> None:
+        """``permissions`` (e.g. ``{"pull_requests": "read"}``) limits what the token may write."""
         self.user(login)
         self.tokens[token] = login
+        if permissions is not None:
+            self.token_permissions[token] = dict(permissions)
 
     def token_user(self, token: str | None) -> dict[str, Any] | None:
         login = self.tokens.get(token or "")

@@ -372,6 +372,11 @@ class GitHubClient:
                 "github-unexpected-shape", f"{where}: answer is a {type(body).__name__}, not an object"
             )
         if "errors" in body:
+            if "RATE_LIMITED" in self._graphql_error_types(body["errors"]):
+                # GraphQL reports an exhausted window in a 200 answer, not in the status.
+                raise GitHubObservationError(
+                    "github-rate-limited", f"{where}: GraphQL rate limit exhausted (error type RATE_LIMITED)"
+                )
             raise GitHubObservationError(
                 "github-graphql-errors",
                 f"{where}: answer carries errors ({self._graphql_error_summary(body['errors'])})",
@@ -413,8 +418,11 @@ class GitHubClient:
     def graphql_mutation(self, mutation: str, variables: Mapping[str, Any]) -> dict[str, Any]:
         """One GraphQL mutation, sent once and never retried; returns ``data``.
 
-        Outcomes as for ``write``; an answer carrying ``errors`` is uncertain
-        (GitHub may apply part of a mutation), so the caller looks for evidence.
+        Outcomes as for ``write``; an answer whose every error is of type
+        ``FORBIDDEN`` (the token may not make it: GitHub changed nothing) is
+        ``github-write-refused``; any other answer carrying ``errors`` is
+        uncertain (GitHub may apply part of a mutation), so the caller looks
+        for evidence.
         """
         where = "POST /graphql (mutation)"
         payload = {"query": mutation, "variables": dict(variables)}
@@ -428,6 +436,9 @@ class GitHubClient:
         if not isinstance(body, dict) or "errors" in body or not isinstance(body.get("data"), dict):
             has_errors = isinstance(body, dict) and "errors" in body
             summary = self._graphql_error_summary(body["errors"]) if has_errors else "no data"
+            if has_errors and self._graphql_error_types(body["errors"], every=True) == {"FORBIDDEN"}:
+                # Every error is a refusal of the token's permissions: GitHub changed nothing.
+                raise GitHubObservationError("github-write-refused", f"{where}: the answer carries {summary}")
             raise GitHubObservationError("github-write-uncertain", f"{where}: the answer carries {summary}")
         return cast(dict[str, Any], body["data"])
 
@@ -684,14 +695,20 @@ class GitHubClient:
         raise GitHubObservationError(code, f"{where}: HTTP {status}")
 
     @staticmethod
-    def _graphql_error_summary(errors: Any) -> str:
+    def _graphql_error_types(errors: Any, *, every: bool = False) -> set[str]:
+        """The well-formed ``type`` of the errors; with ``every``, empty unless each error has one."""
+        if not isinstance(errors, list):
+            return set()
+        types = [
+            e["type"] if isinstance(e, dict) and isinstance(e.get("type"), str) else None for e in errors
+        ]
+        if every and (not types or any(t is None or not _GRAPHQL_ERROR_TYPE.fullmatch(t) for t in types)):
+            return set()
+        return {t for t in types if t is not None and _GRAPHQL_ERROR_TYPE.fullmatch(t)}
+
+    @classmethod
+    def _graphql_error_summary(cls, errors: Any) -> str:
         if not isinstance(errors, list):
             return "errors is not a list"
-        types = sorted(
-            {
-                e["type"]
-                for e in errors
-                if isinstance(e, dict) and isinstance(e.get("type"), str) and _GRAPHQL_ERROR_TYPE.fullmatch(e["type"])
-            }
-        )
+        types = sorted(cls._graphql_error_types(errors))
         return f"{len(errors)} error(s)" + (f", types {', '.join(types)}" if types else "")

@@ -1,0 +1,325 @@
+"""The simulated GitHub answers over HTTP as GitHub does where a client can tell the difference.
+
+Links name the origin the client used (https behind the front), 201 answers
+carry ``Location``, a review comment that is no reply has no
+``in_reply_to_id``, an exhausted GraphQL window is a 200 with an error of type
+``RATE_LIMITED``, a secondary rate limit is a 403/429 with ``retry-after``,
+and a token without write permission is refused (REST 403, GraphQL
+``FORBIDDEN``). Each is read through the real client, and the hands' writer
+where a write is refused: both fail closed with a structured code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from act.errors import ActError
+from act.ghops import GitHubWriter
+from observe.github.client import GitHubClient
+from observe.github.errors import GitHubObservationError
+from observe.network import Network
+from simulator.app import GitHubApp, Server, secondary_rate_limit
+from simulator.front import API_HOST, Front, LoopbackServer
+from simulator.world import USERS, World
+from tests.simulation import NAME, OWNER, TOKEN, Api, make_world
+
+REPO = f"/repos/{OWNER}/{NAME}"
+RESOLVE = """mutation($threadId: ID!) {
+  resolveReviewThread(input: {threadId: $threadId}) { thread { id isResolved } }
+}"""
+PULL_STATE = """query($owner: String!, $name: String!, $number: Int!) {
+  rateLimit { cost remaining }
+  repository(owner: $owner, name: $name) { pullRequest(number: $number) { isDraft } }
+}"""
+# What a fine-grained token that may read the pull request but write nothing grants.
+READ_ONLY = {"pull_requests": "read", "issues": "read", "contents": "read", "metadata": "read"}
+
+
+@pytest.fixture
+def world(tmp_path: Path):
+    created = make_world(tmp_path)
+    yield created
+    created.close()
+
+
+def open_pull(world: World, *, draft: bool = False) -> int:
+    world.commit(OWNER, NAME, "fix", {"src/app.py": "print('hello')\n"}, "Fix the greeting")
+    return world.open_pull_request(OWNER, NAME, head="fix", title="Fix", draft=draft)["number"]
+
+
+@pytest.fixture
+def served(world: World):
+    """(server, client with an injected sleep, the sleeps it was asked for) on 127.0.0.1."""
+    server = Server(world).start()
+    sleeps: list[float] = []
+    client = GitHubClient(
+        f"{OWNER}/{NAME}", host=server.url, token=TOKEN, use_cache=False, sleep=sleeps.append, deadline_seconds=30
+    )
+    yield server, client, sleeps
+    client.close()
+    server.stop()
+
+
+# -- 1. Links behind the HTTPS front ------------------------------------------------------
+
+
+def test_links_behind_the_https_front_name_https_and_every_page_is_read(world, tmp_path):
+    number = open_pull(world)
+    for index in range(130):
+        world.add_issue_comment(OWNER, NAME, number, USERS["human_reviewer"], f"note {index}")
+    upstream = LoopbackServer(GitHubApp(world)).start()
+    front = Front({API_HOST: upstream.address}, tmp_path / "front").start()
+    network = Network(https_proxy=front.proxy_url, ca_file=str(front.ca_file))
+    client = GitHubClient(f"{OWNER}/{NAME}", token=TOKEN, use_cache=False, network=network)
+    try:
+        first = client.get(f"{REPO}/issues/{number}/comments", {"per_page": 100})
+        assert (first.link or "").startswith(f"<https://{API_HOST}{REPO}/issues/{number}/comments?")
+        comments = client.get_all(f"{REPO}/issues/{number}/comments")
+    finally:
+        client.close()
+        front.stop()
+        upstream.stop()
+    assert [c["body"] for c in comments] == [f"note {index}" for index in range(130)]
+
+
+def test_links_on_plain_http_name_plain_http(world):
+    number = open_pull(world)
+    for index in range(3):
+        world.add_issue_comment(OWNER, NAME, number, USERS["human_reviewer"], f"note {index}")
+    status, _, headers = Api(world)("GET", f"{REPO}/issues/{number}/comments?per_page=1")
+    assert status == 200 and headers["Link"].startswith("<http://localhost/")  # werkzeug's test client host
+
+
+# -- 2. Location on 201 ----------------------------------------------------------------------
+
+
+def test_a_created_resource_is_named_by_location_where_github_sends_it(world):
+    api = Api(world)
+    world.commit(OWNER, NAME, "fix", {"src/app.py": "print('hello')\n"}, "Fix the greeting")
+    status, pull, headers = api("POST", f"{REPO}/pulls", {"title": "Fix", "head": "fix", "base": "main"})
+    assert status == 201 and headers["Location"] == pull["url"] == f"https://api.github.com{REPO}/pulls/1"
+    status, comment, headers = api("POST", f"{REPO}/issues/1/comments", {"body": "hello"})
+    assert status == 201 and headers["Location"] == comment["url"]
+    assert comment["url"] == f"https://api.github.com{REPO}/issues/comments/{comment['id']}"
+    thread = world.add_review_thread(OWNER, NAME, 1, USERS["codex_bot"], "**P2** finding", path="src/app.py")
+    root = thread["comments"][0]["rest"]
+    status, reply, headers = api("POST", f"{REPO}/pulls/1/comments/{root['id']}/replies", {"body": "done"})
+    assert status == 201 and headers["Location"] == reply["url"]
+    sha = pull["head"]["sha"]
+    status, commit_status, headers = api("POST", f"{REPO}/statuses/{sha}", {"state": "success", "context": "ci"})
+    assert status == 201 and headers["Location"] == f"https://api.github.com{REPO}/statuses/{sha}"
+    # GitHub's description lists no Location for a new reaction or check run.
+    status, _, headers = api("POST", f"{REPO}/issues/1/reactions", {"content": "+1"})
+    assert status == 201 and "Location" not in headers
+
+
+# -- 3. in_reply_to_id only on replies ----------------------------------------------------------
+
+
+def test_a_review_comment_that_is_no_reply_has_no_in_reply_to_id(fake):
+    fake.add_review_comment(USERS["codex_bot"], "**P2** a finding", fake.head_sha, "2026-10-01T10:00:00Z")
+    status, comments, _ = Api(fake.world, fake.token)("GET", "/repos/Octo-Org/widgets/pulls/7/comments")
+    assert status == 200 and len(comments) == 1
+    assert "in_reply_to_id" not in comments[0]
+
+
+def test_only_a_reply_carries_in_reply_to_id(world):
+    number = open_pull(world)
+    thread = world.add_review_thread(OWNER, NAME, number, USERS["codex_bot"], "**P2** finding", path="src/app.py")
+    root = thread["comments"][0]["rest"]
+    world.reply_to_review_comment(OWNER, NAME, number, root["id"], USERS["loop_owner"], "fixed")
+    _, comments, _ = Api(world)("GET", f"{REPO}/pulls/{number}/comments")
+    assert ["in_reply_to_id" in c for c in comments] == [False, True]
+    assert comments[1]["in_reply_to_id"] == root["id"]
+
+
+# -- 4. GraphQL rate-limit exhaustion -------------------------------------------------------------
+
+
+def exhaust(world: World, resource: str) -> None:
+    window = world.rate_window(TOKEN, resource)
+    window.used = window.limit
+
+
+def test_an_exhausted_graphql_window_answers_200_with_rate_limited(world):
+    number = open_pull(world)
+    exhaust(world, "graphql")
+    variables = {"owner": OWNER, "name": NAME, "number": number}
+    status, answer, headers = Api(world)("POST", "/graphql", {"query": PULL_STATE, "variables": variables})
+    assert status == 200 and headers["X-RateLimit-Remaining"] == "0"
+    assert answer["data"] is None and [e["type"] for e in answer["errors"]] == ["RATE_LIMITED"]
+    assert answer["errors"][0]["message"].startswith("API rate limit exceeded for user ID ")
+
+
+def test_the_client_fails_closed_on_graphql_rate_limited_without_retrying(world, served):
+    _, client, sleeps = served
+    number = open_pull(world)
+    exhaust(world, "graphql")
+    with pytest.raises(GitHubObservationError) as failed:
+        client.graphql(PULL_STATE, {"owner": OWNER, "name": NAME, "number": number})
+    assert failed.value.code == "github-rate-limited" and "RATE_LIMITED" in failed.value.message
+    assert sleeps == [] and client.stats["graphql_requests"] == 1
+
+
+def test_an_exhausted_rest_window_still_answers_403(world, served):
+    _, client, _ = served
+    exhaust(world, "core")
+    with pytest.raises(GitHubObservationError) as failed:
+        client.get(f"{REPO}/pulls")
+    assert failed.value.code == "github-rate-limited"
+
+
+# -- 5. Secondary rate limits ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [403, 429])
+def test_a_secondary_limit_answers_with_retry_after_and_githubs_message(world, status):
+    secondary_rate_limit(world, "GET", rf"^{REPO}/pulls$", retry_after=30, status=status)
+    answered, body, headers = Api(world)("GET", f"{REPO}/pulls")
+    assert answered == status and headers["Retry-After"] == "30"
+    assert body["message"].startswith("You have exceeded a secondary rate limit.")
+    assert headers["X-RateLimit-Remaining"] != "0"  # the primary window is not what ran out
+    assert Api(world)("GET", f"{REPO}/pulls")[0] == 200  # consumed: the next answer is normal
+
+
+@pytest.mark.parametrize("status", [403, 429])
+def test_a_read_is_retried_after_retry_after(world, served, status):
+    _, client, sleeps = served
+    number = open_pull(world)
+    secondary_rate_limit(world, "GET", rf"/pulls/{number}$", retry_after=7, status=status)
+    assert client.get(f"{REPO}/pulls/{number}").body["number"] == number
+    assert sleeps == [7.0] and client.stats["retries"] == 1
+
+
+def test_a_graphql_read_is_retried_after_retry_after(world, served):
+    _, client, sleeps = served
+    number = open_pull(world)
+    secondary_rate_limit(world, "POST", r"^/graphql$", retry_after=5)
+    data = client.graphql(PULL_STATE, {"owner": OWNER, "name": NAME, "number": number})
+    assert data["repository"]["pullRequest"]["isDraft"] is False and sleeps == [5.0]
+
+
+def test_a_read_whose_retry_after_passes_the_deadline_fails_closed_at_once(world):
+    server = Server(world).start()
+    sleeps: list[float] = []
+    client = GitHubClient(
+        f"{OWNER}/{NAME}", host=server.url, token=TOKEN, use_cache=False, sleep=sleeps.append, deadline_seconds=20
+    )
+    secondary_rate_limit(world, "GET", rf"^{REPO}/pulls$", retry_after=45)
+    try:
+        with pytest.raises(GitHubObservationError) as failed:
+            client.get(f"{REPO}/pulls")
+    finally:
+        client.close()
+        server.stop()
+    assert failed.value.code == "github-deadline-exceeded" and "github-rate-limited" in failed.value.message
+    assert sleeps == []
+
+
+def test_a_read_whose_retry_after_passes_the_wait_cap_fails_closed(world, served):
+    _, client, sleeps = served
+    secondary_rate_limit(world, "GET", rf"^{REPO}/pulls$", retry_after=600)
+    with pytest.raises(GitHubObservationError) as failed:
+        client.get(f"{REPO}/pulls")
+    assert failed.value.code == "github-rate-limited" and sleeps == []
+
+
+def test_a_write_hitting_a_secondary_limit_is_never_retried(world, served):
+    _, client, sleeps = served
+    number = open_pull(world)
+    secondary_rate_limit(world, "POST", rf"/issues/{number}/comments$", retry_after=1, times=3)
+    with pytest.raises(GitHubObservationError) as failed:
+        client.write("POST", f"{REPO}/issues/{number}/comments", {"body": "hello"})
+    assert failed.value.code == "github-write-uncertain"
+    assert sleeps == [] and client.stats["requests"] == 1
+    assert world.repository(OWNER, NAME).issue_comments.get(number, []) == []
+
+
+# -- 6. Token permissions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("token", "message"),
+    [
+        ("ghp_readOnlyPersonalToken00000000000000000", "Resource not accessible by personal access token"),
+        ("ghs_readOnlyInstallationToken000000000000", "Resource not accessible by integration"),
+    ],
+)
+def test_a_token_without_write_permission_is_refused_as_github_refuses(world, token, message):
+    number = open_pull(world, draft=True)
+    world.add_token(token, "loop-owner", permissions=READ_ONLY)
+    api = Api(world, token)
+    assert api("GET", f"{REPO}/pulls/{number}")[0] == 200  # reading is allowed
+    status, body, _ = api("POST", f"{REPO}/issues/{number}/comments", {"body": "hello"})
+    assert (status, body["message"]) == (403, message)
+    assert api("PATCH", f"{REPO}/pulls/{number}", {"title": "Other"})[0] == 403
+    assert api("PUT", f"{REPO}/pulls/{number}/merge", {})[0] == 403
+    thread = world.add_review_thread(OWNER, NAME, number, USERS["codex_bot"], "**P2** finding", path="src/app.py")
+    answer = api.graphql(RESOLVE, {"threadId": thread["id"]})
+    assert answer["data"] == {"resolveReviewThread": None}
+    assert [(e["type"], e["message"], e["path"]) for e in answer["errors"]] == [
+        ("FORBIDDEN", message, ["resolveReviewThread"])
+    ]
+    assert thread["isResolved"] is False
+    pull = world.pull_request(OWNER, NAME, number)
+    assert pull["draft"] is True and pull["title"] == "Fix"
+    assert not world.repository(OWNER, NAME).issue_comments.get(number)
+
+
+def test_a_token_with_the_permission_it_needs_may_write(world):
+    number = open_pull(world)
+    token = "ghs_commentsOnlyInstallationToken00000000"
+    world.add_token(token, "loop-owner", permissions={**READ_ONLY, "issues": "write"})
+    api = Api(world, token)
+    assert api("POST", f"{REPO}/issues/{number}/comments", {"body": "hello"})[0] == 201
+    assert api("PATCH", f"{REPO}/pulls/{number}", {"title": "Other"})[0] == 403
+
+
+@pytest.fixture
+def read_only_writer(world: World):
+    token = "ghs_readOnlyInstallationToken000000000000"
+    world.add_token(token, "loop-owner", permissions=READ_ONLY)
+    server = Server(world).start()
+    client = GitHubClient(f"{OWNER}/{NAME}", host=server.url, token=token, use_cache=False, sleep=lambda _: None)
+    yield GitHubWriter(client, f"{OWNER}/{NAME}"), client
+    client.close()
+    server.stop()
+
+
+def test_the_hands_stop_with_write_refused_when_marking_ready_is_forbidden(world, read_only_writer):
+    writer, client = read_only_writer
+    number = open_pull(world, draft=True)
+    with pytest.raises(ActError) as stopped:
+        writer.mark_ready(number)
+    assert stopped.value.code == "github-write-refused" and "FORBIDDEN" in stopped.value.message
+    assert world.pull_request(OWNER, NAME, number)["draft"] is True
+    assert client.stats["graphql_requests"] == 1  # one mutation, never resent
+
+
+def test_the_hands_stop_with_write_refused_when_resolving_is_forbidden(world, read_only_writer):
+    writer, _ = read_only_writer
+    number = open_pull(world)
+    thread = world.add_review_thread(OWNER, NAME, number, USERS["codex_bot"], "**P2** finding", path="src/app.py")
+    with pytest.raises(ActError) as stopped:
+        writer.resolve_thread(thread["id"])
+    assert stopped.value.code == "github-write-refused" and thread["isResolved"] is False
+
+
+def test_the_hands_stop_with_write_refused_when_commenting_is_forbidden(world, read_only_writer):
+    writer, _ = read_only_writer
+    number = open_pull(world)
+    user_id = writer.user_id()
+    with pytest.raises(ActError) as stopped:
+        writer.post_comment_once(number, user_id, "hello <!-- marker -->", "<!-- marker -->", "request-codex-review")
+    assert stopped.value.code == "github-write-refused" and "HTTP 403" in stopped.value.message
+    assert world.repository(OWNER, NAME).issue_comments.get(number, []) == []
+
+
+def test_an_unknown_graphql_error_in_a_mutation_stays_uncertain(world, served):
+    _, client, _ = served
+    world.graphql_errors()
+    with pytest.raises(GitHubObservationError) as failed:
+        client.graphql_mutation(RESOLVE, {"threadId": "PRRT_missing"})
+    assert failed.value.code == "github-write-uncertain"
