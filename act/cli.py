@@ -61,7 +61,8 @@ TABLE: list[Command] = [
     ),
     Command(
         "status",
-        "what the state directory holds: pending plan, approval, wakeup, automation",
+        "what the state directory holds: pending plan, approval, wakeup, automation; "
+        "once the loop has finished, what Codex said since",
         options.none,
         "act.plans:run_status",
     ),

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from act import judge, sources, statedir, summary
+from act import aftermath, judge, sources, statedir, summary
 from act.build import initial as initial_builder
 from act.build import recurring
 from act.command import HEX64, Context
@@ -472,4 +472,6 @@ def run_status(ctx: Context) -> dict[str, Any]:
         "wakeup": directory.read_optional(statedir.WAKEUP),
         "automation": directory.read_optional(statedir.AUTOMATION),
         "last_action": (directory.read_optional(statedir.LAST_RESULT) or {}).get("action"),
+        # Once the loop has finished: what Codex said since (GitHub is read only then).
+        "after_finalization": aftermath.after_finalization(ctx.world, directory),
     }

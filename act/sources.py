@@ -2,6 +2,7 @@
 
 The hands never read the world themselves: the initial snapshot is the
 collector's ``initial``, the wakeup state its ``wakeup_from_checkpoint``, the
+report-only state (``status`` after the loop finished) its ``report``, the
 bootstrap prompt document its ``prompt``, the execution boundary its
 ``boundary``; path records and command digests come from the git observer.
 Each observer error keeps its own code and becomes an ``ActError``, so a
@@ -151,6 +152,14 @@ def wakeup_state(
             registry=world.registry,
             approved_plan_hash=approved_plan_hash,
         )
+
+
+def report_state(world: World, repository: str, pr_number: int, run_id: str) -> dict[str, Any]:
+    """The collector's report-only state of the loop's pull request: GitHub alone."""
+    from observe import collect
+
+    with observing():
+        return collect.report(world.settings(), repository=repository, pr_number=pr_number, run_id=run_id)
 
 
 def prompt_document(

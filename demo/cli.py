@@ -42,7 +42,7 @@ def parser() -> argparse.ArgumentParser:
 def run_scenario(scenario: Scenario, scratch: Path, out: TextIO) -> Run:
     stack = start(scratch)
     try:
-        CodexReviewer(stack.world, list(scenario.codex), delay=DELAY_SECONDS)
+        CodexReviewer(stack.world, list(scenario.codex), delay=DELAY_SECONDS, on_ready=list(scenario.codex_on_ready))
         run = Run(stack, out, hooks=dict(scenario.hooks))
         run.run()
         return run
@@ -71,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(run.steps)} steps, {len(run.agent.transcript)} commands, {run.elapsed()} simulated, "
         f"{time.monotonic() - began:.1f} s wall"
     )
+    if run.after_finalization:
+        late = run.after_finalization
+        print(f"after done: Codex said {late.get('late_codex_says')}: {late.get('next')}")
     if run.cleanup_outcome:
         print(f"cleanup after the stop: {run.cleanup_outcome}")
     for missing in run.missing:

@@ -70,6 +70,7 @@ class Run:
     claimed: bool = False
     approved: set[str] = field(default_factory=set)
     executed: set[str] = field(default_factory=set)
+    after_finalization: dict[str, Any] | None = None  # `loop.py status` once the loop is done (a scenario's hook)
 
     def __post_init__(self) -> None:
         self.agent = Agent(self.stack)
@@ -352,6 +353,8 @@ class Run:
     def run(self) -> str:
         if self.guarded(self.start_loop):
             self.guarded(self.run_wakeups)
+        if self.final == "done":
+            self.guarded(lambda: self.hook("after-done"))
         return str(self.final)
 
     def guarded(self, part: Callable[[], None]) -> bool:

@@ -36,6 +36,7 @@ class Scenario:
     codex: list[Any]
     expect: str
     hooks: dict[str, Callable[[Any], None]] = field(default_factory=dict)
+    codex_on_ready: list[Any] = field(default_factory=list)  # Codex's auto-review when the draft is marked ready
 
 
 def _force_push(run: Any) -> None:
@@ -98,9 +99,27 @@ def _symlink(run: Any) -> None:
     run.note(f"someone: replaced {CHANGED_FILE} with a symlink before staging")
 
 
+def _status_after_done(run: Any) -> None:
+    """Later, the person asks how the finished loop stands; Codex's auto-review has answered since."""
+    run.stack.world.clock.advance(600)
+    result = run.agent.loop("status")
+    late = result.get("after_finalization") or {}
+    run.after_finalization = late
+    run.step("status (after done)", result, action=f"codex-said-{late.get('late_codex_says')}")
+    run.note(f"status: {late.get('next')}")
+
+
 SCENARIOS = {
     "happy": Scenario(
         "happy", "a finding, a fix, a clean review, finalization; the automation deleted", [FINDING, "clean"], "done"
+    ),
+    "late-review": Scenario(
+        "late-review",
+        "a clean review, finalization; Codex's auto-review on ready-for-review finds something after done",
+        ["clean"],
+        "done",
+        {"after-done": _status_after_done},
+        codex_on_ready=[FINDING],
     ),
     "timeout": Scenario("timeout", "Codex never answers: the request times out", ["silence"], "request-timeout"),
     "usage-limit": Scenario(

@@ -104,6 +104,36 @@ def test_the_happy_path_reaches_done(tmp_path):
 
 
 @pytest.mark.slow
+def test_codex_reviewing_after_ready_for_review_is_reported_by_status_after_done(tmp_path):
+    """Marking the draft ready starts Codex's auto-review; its findings land after the loop finished.
+
+    The loop still reaches done (the automation is gone, nothing wakes and
+    nothing is written after it), and `loop.py status` reports the review on
+    the head the loop finished on, with a new loop as the way to act on it.
+    """
+    result, stack, _ = run(tmp_path, "late-review")
+    assert_every_command_ran(result)
+    assert result.final == "done"
+    assert actions(result)[-1] == ("wakeup --continue", "finish-finalization")
+    assert [s.name for s in result.steps][-2:] == ["automation-delete", "status (after done)"]
+    assert stack.host.read(result.automation_id) is None
+
+    (pull,) = stack.pulls()
+    (review,) = stack.world.repository(*stack.repository.split("/")).reviews[pull["number"]]
+    owner_writes = [c["created_at"] for c in stack.comments(pull["number"]) if c["user"]["login"] == "loop-owner"]
+    assert review["commit_id"] == pull["head"]["sha"] and max(owner_writes) < review["submitted_at"]
+
+    late = result.after_finalization
+    assert late["observed"] is True and late["late_codex_says"] == "findings"
+    assert late["finished_head_sha"] == pull["head"]["sha"] and late["open_codex_threads"] == 1
+    assert {(a["source"], a["says"]) for a in late["late_codex_answers"]} == {
+        ("review", "findings"),
+        ("review-comment", "findings"),
+    }
+    assert f"--reuse-pr {pull['number']}" in late["next"]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["timeout", "usage-limit", "pr-closed", "force-push"])
 def test_a_stop_writes_nothing_after_it(tmp_path, name):
     result, stack, _ = run(tmp_path, name)
