@@ -23,12 +23,16 @@ key ends in the run's 32-hex run id, so no other loop's key contains ours.
 from __future__ import annotations
 
 import datetime
+import functools
+import itertools
 import os
 import stat
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
+
+from dateutil.rrule import rrule, rrulestr
 
 from evaluator import policy
 from evaluator.canonical import text_digest
@@ -59,6 +63,21 @@ _KNOWN_FIELDS = frozenset(_STRING_FIELDS + ("version", "cwds", "created_at", "up
 # Without these a record cannot be judged as a loop automation at all.
 _REQUIRED_FIELDS = ("id", "name", "prompt", "status", "rrule")
 
+# Cadences are compared by their occurrences from this fixed start (a Monday,
+# midnight, no time zone) over this window: long enough for every weekday and
+# every time of day, the largest repeating unit a comparable rule may have.
+CADENCE_ANCHOR = datetime.datetime(2001, 1, 1)
+CADENCE_WINDOW = datetime.timedelta(days=8)
+# A rule that holds any of these parts may agree with the heartbeat over the
+# window and differ after it (an end, a month or a year left out), so it is
+# never taken as the heartbeat, whatever its occurrences in the window.
+_UNBOUNDED_BY_THE_WINDOW = frozenset(
+    {"COUNT", "UNTIL", "BYMONTH", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYEASTER"}
+)
+_CALENDAR_FREQUENCIES = frozenset({"MONTHLY", "YEARLY"})
+# Longer than any rule Codex writes; a bigger value is refused before it is parsed.
+_MAX_RRULE_LENGTH = 1000
+
 
 class RegistryError(ObserveError):
     """The registry directory itself cannot be listed (never raised for one bad file)."""
@@ -77,6 +96,14 @@ class AutomationRecord(TypedDict):
     problem: str | None
 
 
+class RecordProblem(NamedTuple):
+    """The record's problem, for people: its code, the JSON Pointer of the field concerned, and why."""
+
+    code: str
+    path: str  # a JSON Pointer into the file's TOML document ("" for the whole file)
+    message: str  # built from field names and limits only, never from the file's values
+
+
 class Observation(NamedTuple):
     """One automation as read: the record plus what the record deliberately leaves out."""
 
@@ -84,6 +111,7 @@ class Observation(NamedTuple):
     unknown_fields: tuple[str, ...]  # sorted top-level keys this reader does not know
     prompt: str | None  # kept in memory for ownership only; never serialized
     raw: bytes | None  # the file's bytes (capped); None when nothing could be read
+    problem: RecordProblem | None = None  # the record's problem explained; None when it has none
 
 
 def default_registry_root(environ: Mapping[str, str] = os.environ) -> Path:
@@ -175,6 +203,13 @@ def _open_nonblocking(path: str, flags: int) -> int:
     return os.open(path, flags | os.O_NONBLOCK)
 
 
+_UNPARSED_MESSAGES = {
+    "automation-toml-unreadable": "automation.toml is not a regular file that can be read",
+    "automation-toml-too-large": f"automation.toml is larger than {policy.MAX_DOCUMENT_BYTES} bytes",
+    "automation-toml-malformed": "automation.toml is not UTF-8 TOML",
+}
+
+
 def _unparsed(directory: str, problem: str, raw: bytes | None) -> Observation:
     record = AutomationRecord(
         id=directory,
@@ -186,7 +221,7 @@ def _unparsed(directory: str, problem: str, raw: bytes | None) -> Observation:
         readable=False,
         problem=problem,
     )
-    return Observation(record, (), None, raw)
+    return Observation(record, (), None, raw, RecordProblem(problem, "", _UNPARSED_MESSAGES[problem]))
 
 
 def _well_typed(field: str, value: Any) -> bool:
@@ -200,32 +235,80 @@ def _well_typed(field: str, value: Any) -> bool:
     return type(value) is int or isinstance(value, (datetime.datetime, datetime.date))
 
 
-def _schedule(rrule: str | None) -> str | None:
-    """The rule itself: Codex writes it with or without the iCalendar ``RRULE:`` property name.
+def _schedule(written: str) -> tuple[str | None, RecordProblem | None]:
+    """The schedule the record reports, or why the written rule cannot be read.
 
-    Only that one exact prefix is removed; anything else (case, spacing, a
-    DTSTART line) is recorded as written and fails the evaluator's exact match.
+    A rule with the heartbeat's occurrences (``same_cadence``) is reported as
+    ``policy.HEARTBEAT_RRULE``, however it is spelled; any other readable rule
+    as written, less one leading ``RRULE:`` (Codex writes the rule with or
+    without that iCalendar property name). Judging the report stays the
+    evaluator's: it compares it with the policy's rule.
     """
-    return rrule[len("RRULE:") :] if rrule is not None and rrule.startswith("RRULE:") else rrule
+    if len(written) > _MAX_RRULE_LENGTH:
+        return None, RecordProblem(
+            "automation-rrule-invalid", "/rrule", f"the rule is longer than {_MAX_RRULE_LENGTH} characters"
+        )
+    try:
+        heartbeat = same_cadence(written, rrulestr(written, dtstart=CADENCE_ANCHOR))
+    except Exception:  # noqa: BLE001 - dateutil fails on bad rules with ValueError, TypeError, OverflowError...
+        message = "the rule is not an iCalendar recurrence rule that python-dateutil can read and expand"
+        return None, RecordProblem("automation-rrule-invalid", "/rrule", message)
+    return (policy.HEARTBEAT_RRULE if heartbeat else written.removeprefix("RRULE:")), None
+
+
+def same_cadence(written: str, parsed: Any) -> bool:
+    """Whether ``written`` (parsed by ``rrulestr`` from ``CADENCE_ANCHOR``) fires when the heartbeat does.
+
+    Both rules start at the anchor; their occurrences must be the same up to
+    the end of ``CADENCE_WINDOW``. Only a single rule whose pattern repeats
+    within that window qualifies: no other line (``DTSTART``, ``EXDATE``...),
+    no monthly or yearly frequency and none of ``_UNBOUNDED_BY_THE_WINDOW``.
+    """
+    rule = written.strip()
+    if not isinstance(parsed, rrule) or "\n" in rule or "\r" in rule:
+        return False
+    if rule[: len("RRULE:")].upper() == "RRULE:":
+        rule = rule[len("RRULE:") :]
+    parts = dict(part.partition("=")[::2] for part in rule.upper().split(";") if part)
+    if parts.keys() & _UNBOUNDED_BY_THE_WINDOW or parts.get("FREQ") in _CALENDAR_FREQUENCIES:
+        return False
+    # Walked side by side up to the window's end, stopping at the first
+    # difference: a rule that never advances (INTERVAL=0) or fires rarely
+    # (every Sunday at 23:59) costs no more than the window.
+    within_window = parsed.replace(until=CADENCE_ANCHOR + CADENCE_WINDOW)
+    return all(seen == expected for seen, expected in itertools.zip_longest(within_window, _heartbeat_occurrences()))
+
+
+@functools.cache
+def _heartbeat_occurrences() -> tuple[datetime.datetime, ...]:
+    """The policy rule's occurrences from ``CADENCE_ANCHOR`` to the end of ``CADENCE_WINDOW`` (inclusive)."""
+    heartbeat = rrulestr(policy.HEARTBEAT_RRULE, dtstart=CADENCE_ANCHOR)
+    return tuple(heartbeat.between(CADENCE_ANCHOR, CADENCE_ANCHOR + CADENCE_WINDOW, inc=True))
 
 
 def _from_document(directory: str, document: dict[str, Any], raw: bytes) -> Observation:
     unknown = tuple(sorted(set(document) - _KNOWN_FIELDS))
-    wrong_type = {f for f in _KNOWN_FIELDS & set(document) if not _well_typed(f, document[f])}
+    wrong_type = sorted(f for f in _KNOWN_FIELDS & set(document) if not _well_typed(f, document[f]))
+    missing = [field for field in _REQUIRED_FIELDS if field not in document]
 
     def string(field: str) -> str | None:
         return None if field in wrong_type else document.get(field)
 
-    declared_id, prompt = string("id"), string("prompt")
+    declared_id, prompt, written_rule = string("id"), string("prompt"), string("rrule")
+    schedule, schedule_problem = (None, None) if written_rule is None else _schedule(written_rule)
     # One problem per record: the first that applies, most fundamental first.
+    problem: RecordProblem | None
     if wrong_type:
-        problem = "automation-field-wrong-type"
-    elif any(field not in document for field in _REQUIRED_FIELDS):
-        problem = "automation-field-missing"
+        problem = RecordProblem("automation-field-wrong-type", f"/{wrong_type[0]}", "the field has the wrong type")
+    elif missing:
+        problem = RecordProblem("automation-field-missing", f"/{missing[0]}", "a required field is missing")
     elif declared_id != directory:
-        problem = "automation-id-mismatch"
+        problem = RecordProblem("automation-id-mismatch", "/id", "the id differs from the automation's folder name")
+    elif schedule_problem is not None:
+        problem = schedule_problem
     elif unknown:
-        problem = "automation-unknown-fields"
+        message = "a top-level key this reader does not know"
+        problem = RecordProblem("automation-unknown-fields", f"/{_escaped(unknown[0])}", message)
     else:
         problem = None
     record = AutomationRecord(
@@ -233,9 +316,14 @@ def _from_document(directory: str, document: dict[str, Any], raw: bytes) -> Obse
         directory=directory,
         name=string("name"),
         status=string("status"),
-        rrule=_schedule(string("rrule")),
+        rrule=schedule,
         prompt_sha256=None if prompt is None else text_digest(prompt),
         readable=True,
-        problem=problem,
+        problem=None if problem is None else problem.code,
     )
-    return Observation(record, unknown, prompt, raw)
+    return Observation(record, unknown, prompt, raw, problem)
+
+
+def _escaped(key: str) -> str:
+    """A TOML key as one JSON Pointer reference token (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")

@@ -24,9 +24,6 @@ SERVED_BY = {
     "test": ("tests", "tools", "simulator"),
     "simulator": ("simulator",),
 }
-# A runtime pin whose importer is the simulator (dateutil.rrule reads the heartbeat RRULE in
-# simulator/automations.py); kept among the runtime pins, and checked to be imported there.
-PINNED_FOR_THE_SIMULATOR = {"python-dateutil"}
 # Test pins that pytest loads as plugins, never imported: each with the option
 # of pyproject.toml's addopts that puts it to work (pytest-xdist: run in parallel).
 PYTEST_PLUGINS = {"pytest-xdist": "-n"}
@@ -64,7 +61,7 @@ def imported_distributions(rooms: tuple[str, ...]) -> set[str]:
 def test_every_declared_package_is_imported_where_it_serves():
     unused = {
         section: sorted(
-            declared(section) - imported_distributions(rooms) - PINNED_FOR_THE_SIMULATOR - set(PYTEST_PLUGINS)
+            declared(section) - imported_distributions(rooms) - set(PYTEST_PLUGINS)
         )
         for section, rooms in SERVED_BY.items()
     }
@@ -85,6 +82,5 @@ def test_every_lint_tool_is_run_by_ci():
 
 def test_the_packages_are_found_at_all():
     # The scan itself must see the obvious ones, or the checks above prove nothing.
-    assert {"fasttransport", "httpx2"} <= imported_distributions(SERVED_BY["runtime"])
+    assert {"fasttransport", "httpx2", "python-dateutil"} <= imported_distributions(SERVED_BY["runtime"])
     assert {"pytest", "hypothesis"} <= imported_distributions(SERVED_BY["test"])
-    assert PINNED_FOR_THE_SIMULATOR <= declared("runtime") & imported_distributions(("simulator",))

@@ -7,6 +7,7 @@ or a FIFO under the name automation.toml.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import signal
@@ -16,13 +17,16 @@ import pytest
 
 from evaluator import markers, policy
 from evaluator.canonical import text_digest
+from evaluator.checks import run_prompt, run_state
 from observe.registry import (
+    Observation,
     RegistryError,
     default_registry_root,
     owned_automations,
     read_automation,
     read_registry,
 )
+from tools import samples
 
 RUN_ID = "0123456789abcdef0123456789abcdef"
 KEY = markers.automation_key("github.com", "octo/widgets", 12, RUN_ID)
@@ -160,7 +164,7 @@ def test_paused_and_active_status_recorded_as_is(registry: Path) -> None:
     assert all(r["problem"] is None for r in owned_automations(registry, KEY))
 
 
-def test_wrong_rrule_recorded_without_only_the_property_name(registry: Path) -> None:
+def test_another_rrule_recorded_without_only_the_property_name(registry: Path) -> None:
     write_automation(registry, "loop", **loop_fields("loop", rrule="RRULE:FREQ=MINUTELY;INTERVAL=5"))
     record = only(owned_automations(registry, KEY))
     assert record["rrule"] == "FREQ=MINUTELY;INTERVAL=5"
@@ -354,14 +358,117 @@ def test_default_registry_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert default_registry_root({"CODEX_HOME": ""}) == tmp_path / "home" / ".codex" / "automations"
 
 
-def test_rrule_property_name_is_removed_and_nothing_else(tmp_path):
-    from observe.registry import _schedule
+# -- the schedule: read with python-dateutil, compared by occurrences -----------
 
-    assert _schedule("RRULE:FREQ=MINUTELY;INTERVAL=2") == "FREQ=MINUTELY;INTERVAL=2"
-    assert _schedule("FREQ=MINUTELY;INTERVAL=2") == "FREQ=MINUTELY;INTERVAL=2"
-    assert _schedule("rrule:FREQ=MINUTELY;INTERVAL=2") == "rrule:FREQ=MINUTELY;INTERVAL=2"
-    assert _schedule("RRULE:RRULE:FREQ=MINUTELY") == "RRULE:FREQ=MINUTELY"
-    assert _schedule(None) is None
+# Spellings of the heartbeat's cadence: the same occurrences from the anchor on.
+HEARTBEAT_SPELLINGS = [
+    "INTERVAL=2;FREQ=MINUTELY",
+    "RRULE:FREQ=MINUTELY;INTERVAL=2",
+    "RRULE:INTERVAL=2;FREQ=MINUTELY",
+    "rrule:freq=minutely;interval=2",
+    "FREQ=MINUTELY;INTERVAL=2;BYSECOND=0",
+    "FREQ=SECONDLY;INTERVAL=120",
+    " FREQ=MINUTELY;INTERVAL=2\n",
+]
+# Readable rules with another cadence, or one that may part from the heartbeat
+# after the window (an end, a month left out), or more than one rule line.
+OTHER_CADENCES = [
+    "FREQ=MINUTELY;INTERVAL=1",
+    "FREQ=MINUTELY;INTERVAL=0",
+    "FREQ=MINUTELY;INTERVAL=3",
+    "FREQ=MINUTELY;INTERVAL=2;BYSECOND=30",
+    "FREQ=MINUTELY;INTERVAL=2;BYDAY=MO,TU,WE,TH,FR,SA",
+    "FREQ=MINUTELY;INTERVAL=2;BYHOUR=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22",
+    "FREQ=MINUTELY;INTERVAL=2;COUNT=100000",
+    "FREQ=MINUTELY;INTERVAL=2;UNTIL=20991231T000000",
+    "FREQ=MINUTELY;INTERVAL=2;BYMONTH=1,2,3,4,5,6,7,8,9,10,11",
+    "FREQ=DAILY",
+    "FREQ=SECONDLY;BYDAY=SU;BYHOUR=23;BYMINUTE=59",
+    "DTSTART:20010101T000000\nRRULE:FREQ=MINUTELY;INTERVAL=2",
+    "FREQ=MINUTELY;INTERVAL=2\nEXDATE:20010101T000200",
+]
+UNREADABLE_RULES = [
+    "",
+    "x",
+    "FREQ=MINUTELY;INTERVAL=two",
+    "FREQ=FORTNIGHTLY",
+    "FREQ=MINUTELY;INTERVAL=2;TZID=Europe/Paris",
+    "FREQ=MINUTELY;INTERVAL=2;",
+    "RRULE:RRULE:FREQ=MINUTELY;INTERVAL=2",
+    "FREQ=MINUTELY;INTERVAL=2;BYHOUR=25",
+    "FREQ=MINUTELY;" + "INTERVAL=2;" * 100,
+]
+
+
+def first_wakeup_state(**record: object) -> dict:
+    """A first-wakeup state the evaluator lets go on, its one automation record changed by ``record``."""
+    document = samples.prompt_document()
+    rendered_sha256 = run_prompt(document)["rendered_prompt_sha256"]
+    state = copy.deepcopy(document["bootstrap_snapshot"]["state"])
+    state.update(expected_prompt_sha256=rendered_sha256, wakeup_id=samples.WAKEUP_ID)
+    state["automations"][0].update(status="ACTIVE", prompt_sha256=rendered_sha256, **record)
+    return state
+
+
+def read_rule(registry: Path, rrule: str) -> Observation:
+    write_automation(registry, "loop", **loop_fields("loop", rrule=rrule))
+    return only(read_registry(registry))
+
+
+@pytest.mark.parametrize("rrule", HEARTBEAT_SPELLINGS)
+def test_every_spelling_of_the_heartbeat_cadence_is_the_heartbeat(registry: Path, rrule: str) -> None:
+    observation = read_rule(registry, rrule)
+    assert (observation.record["rrule"], observation.record["problem"]) == (policy.HEARTBEAT_RRULE, None)
+    # And the evaluator, comparing the record with its policy, lets the wakeup go on.
+    result = run_state(first_wakeup_state(rrule=observation.record["rrule"]), approved_hash=None, now=None)
+    assert (result["action"], result["reasons"]) == ("wait", ["awaiting-codex-response"])
+
+
+@pytest.mark.parametrize("rrule", OTHER_CADENCES)
+def test_another_cadence_is_reported_as_written_and_refused(registry: Path, rrule: str) -> None:
+    observation = read_rule(registry, rrule)
+    assert (observation.record["rrule"], observation.record["problem"]) == (rrule.removeprefix("RRULE:"), None)
+    result = run_state(first_wakeup_state(rrule=observation.record["rrule"]), approved_hash=None, now=None)
+    assert (result["action"], result["reasons"]) == ("state-inconsistency", ["automation-schedule-mismatch"])
+
+
+@pytest.mark.parametrize("rrule", UNREADABLE_RULES)
+def test_a_rule_dateutil_cannot_read_is_a_structured_problem(registry: Path, rrule: str) -> None:
+    observation = read_rule(registry, rrule)
+    assert (observation.record["rrule"], observation.record["problem"]) == (None, "automation-rrule-invalid")
+    assert observation.record["readable"] is True  # the file is fine; the rule in it is not
+    assert observation.problem is not None
+    assert (observation.problem.code, observation.problem.path) == ("automation-rrule-invalid", "/rrule")
+    assert only(owned_automations(registry, KEY))["problem"] == "automation-rrule-invalid"
+    state = first_wakeup_state(rrule=None, problem="automation-rrule-invalid")
+    result = run_state(state, approved_hash=None, now=None)
+    assert (result["action"], result["reasons"]) == ("state-inconsistency", ["automation-unreadable"])
+
+
+def test_an_unreadable_rule_ranks_after_the_file_s_structure_and_before_unknown_fields(registry: Path) -> None:
+    write_automation(registry, "a", **loop_fields("a-declared", rrule="x"))
+    write_automation(registry, "b", **loop_fields("b", rrule="x", color="red"))
+    assert [o.record["problem"] for o in read_registry(registry)] == [
+        "automation-id-mismatch",
+        "automation-rrule-invalid",
+    ]
+
+
+def test_every_problem_is_explained_with_a_pointer(registry: Path) -> None:
+    write_automation(registry, "a", **loop_fields("a", status=True))
+    write_automation(registry, "b", **{k: v for k, v in loop_fields("b").items() if k != "prompt"})
+    write_automation(registry, "c", **loop_fields("c", **{'"a/b"': 1}))
+    write_automation(registry, "d", "not toml [")
+    write_automation(registry, "e", **loop_fields("e"))
+    problems = [o.problem for o in read_registry(registry)]
+    assert [(e.code, e.path) if e else None for e in problems] == [
+        ("automation-field-wrong-type", "/status"),
+        ("automation-field-missing", "/prompt"),
+        ("automation-unknown-fields", "/a~1b"),
+        ("automation-toml-malformed", ""),
+        None,
+    ]
+    assert all(e.message for e in problems if e)
 
 
 def test_real_heartbeat_records_with_every_key_codex_writes_are_owned_and_clean(registry: Path) -> None:
