@@ -306,3 +306,24 @@ def test_without_an_auto_review_script_marking_ready_gets_no_answer(draft):
     draft.mark_ready_for_review(OWNER, NAME, 1)
     draft.clock.advance(600)
     assert codex.auto_reviews == [] and observe(draft)["responses"] == []
+
+
+def test_an_auto_review_after_the_loops_request_reads_as_an_answer_to_it(draft):
+    """Why a wakeup that still runs counts an auto-review: nothing in it tells it from the requested answer.
+
+    The loop asked and Codex answered clean; then the draft is marked ready and
+    the auto-review finds something on the same head. It names the same commit
+    and, as the latest request before it, the loop's request: the collected
+    state has a finding (references/actions.md, "After the loop finished").
+    """
+    CodexReviewer(draft, ["clean"], on_ready=["findings"], delay=60)
+    asked = request(draft, 0)
+    draft.clock.advance(60)
+    assert classification(draft, observe(draft)) == ["clean"]
+
+    draft.mark_ready_for_review(OWNER, NAME, 1)
+    draft.clock.advance(60)
+    document = observe(draft)
+    review = next(r for r in document["responses"] if r["source"] == "review")
+    assert (review["commit_sha"], review["trigger_request_comment_id"]) == (head(draft), asked["id"])
+    assert classification(draft, document) == ["findings"]
