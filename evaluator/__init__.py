@@ -8,8 +8,8 @@ action table (``machine``), the action registry (``actions``), the state use
 case (``decision``), the three checks (``checks``), rendering (``render``,
 ``report``) and the command line (``cli``).
 
-May import: the standard library only; nothing else of the project and no
-third-party package, so the evaluator starts without any dependency (the
-scripts still check the pinned ones before they run it). The observers
+May import: the standard library and pydantic (the models' validator,
+``models/``); nothing else of the project and no other third-party package
+(the scripts check the pinned ones before they run it). The observers
 (``observe/``) import the core, never the reverse (a test checks it).
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -47,9 +48,16 @@ def run_cli(*args: str, stdin: bytes | None = None, timeout: float = 30) -> tupl
 
 
 def model_checker_accepts(annotation: object, value: object) -> bool:
-    """Whether the evaluator's model checker accepts ``value`` for a field of type ``annotation``."""
-    from evaluator.models.common import rule_for
+    """Whether the evaluator's models accept ``value`` for a field of type ``annotation``."""
+    from evaluator.models.common import validate
 
-    found: list = []
-    rule_for(annotation, "probe")(value, (), found)
+    _, found = validate(_probe_model(annotation), {"value": value})
     return not found
+
+
+@functools.cache
+def _probe_model(annotation: object) -> type:
+    """A model with the one field ``value`` of type ``annotation`` (built once per type)."""
+    from evaluator.models.common import Strict
+
+    return type("Probe", (Strict,), {"__annotations__": {"value": annotation}})

@@ -1,9 +1,10 @@
-"""The strict shape checker every model uses, and the shared field types.
+"""The pydantic base every model uses, and the shared field types.
 
-A model is a class whose annotations, in order, are its keys: every key is
-required, no other key is allowed, and types are strict (``true`` is not
-``1``, ``1`` is not ``"1"``, a list is not an object). The vocabulary is small
-on purpose and each annotation maps to one rule:
+A model is a pydantic model (strict, extra keys forbidden, frozen) whose
+annotations, in order, are its keys: every key is required, no other key is
+allowed, and types are strict (``true`` is not ``1``, ``1`` is not ``"1"``, a
+list is not an object). The vocabulary is small on purpose and each
+annotation maps to one rule:
 
 =============================  ==============================================
 ``str`` ``int`` ``bool``       that JSON type exactly (a boolean is no integer)
@@ -15,19 +16,23 @@ a ``Strict`` subclass          an object with exactly that model's keys
 =============================  ==============================================
 
 Anything else is refused when the class is defined, so a model cannot use a
-type the checker would not enforce. The formats themselves are defined once
-in evaluator/formats.py; the field types here bind each to its stable error
-code. Messages for wrong types and values keep the wording the evaluator has
-always published (references/errors.md); tests/test_model_checker.py checks
-every verdict against a pydantic rendering of the same models.
+type whose rule is not spelled out here. The formats themselves are defined
+once in evaluator/formats.py; the field types here bind each to its stable
+error code: a ``Check`` is a pydantic after-validator that raises its own code
+with its own message. ``validate`` turns pydantic's errors into violations
+worded as the evaluator has always published them (references/errors.md).
 
-Checking walks the parsed document once, collects every violation and builds
-an instance only when there are none: an invalid object is never half-built.
+Every model is built lazily (``defer_build``): a check builds the validators
+of the models its document needs, on first use, and no others.
+pydantic builds no instance of an invalid object: it is never half-built.
 """
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from types import NoneType, UnionType
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationError
+from pydantic_core import PydanticCustomError, PydanticKnownError, core_schema
 
 from .. import formats
 from ..errors import Violation, describe, pointer
@@ -38,6 +43,8 @@ class Check:
     """A rule a value of the base type must also satisfy, with its stable error code.
 
     ``problem`` returns the message for a value that breaks the rule, else None.
+    In an ``Annotated`` field type it is a pydantic after-validator: it runs
+    once the base type is right and raises the code with that message.
     """
 
     def __init__(self, code: str, problem: Callable[[Any], str | None]):
@@ -47,6 +54,15 @@ class Check:
     @classmethod
     def grammar(cls, code: str, grammar: Grammar) -> "Check":
         return cls(code, lambda value: None if grammar.matches(value) else f"{describe(value)} is not {grammar.what}")
+
+    def __call__(self, value: Any) -> Any:
+        problem = self.problem(value)
+        if problem is not None:
+            raise PydanticCustomError(self.code, problem)  # no context: the message is final
+        return value
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(self, handler(source))
 
 
 Sha = Annotated[str, Check.grammar("invalid-sha", formats.SHA)]
@@ -87,17 +103,7 @@ BranchName = Annotated[str, Check("invalid-branch-name", _branch_problem)]
 RepoPath = Annotated[str, Check("invalid-path", _path_problem)]
 
 
-# --- the checker ---------------------------------------------------------------
-
-Location = tuple[object, ...]
-Found = list[tuple[Location, str, str]]  # (where under the checked value, code, message)
-
-
-class _Invalid:
-    """What a rule returns for a value it rejected (after recording why)."""
-
-
-INVALID: Any = _Invalid()
+# --- the base model ---------------------------------------------------------------
 
 
 def json_type(value: Any) -> str:
@@ -109,144 +115,83 @@ def json_type(value: Any) -> str:
     )
 
 
-def _wrong_type(found: Found, at: Location, expected: str, value: Any) -> Any:
-    found.append((at, "wrong-type", f"Input should be {expected}; observed {json_type(value)}"))
-    return INVALID
+class ExactChoice:
+    """Makes a ``Literal`` compare its values with their JSON type.
 
+    pydantic's literal takes ``true`` and ``1.0`` for ``1`` (equal in
+    Python); in JSON neither is the integer 1. Runs before the literal's own
+    check and fails the same way it would.
+    """
 
-# A rule checks one value at ``at``, records what is wrong in ``found`` and
-# returns the checked value (a model instance for an object) or INVALID.
-Rule = Callable[[Any, Location, Found], Any]
+    def __init__(self, choices: tuple[Any, ...]):
+        self.choices = choices
+        words = [repr(choice) for choice in choices]
+        self.expected = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
-
-def _exact_type(kind: type, expected: str) -> Rule:
-    def rule(value: Any, at: Location, found: Found) -> Any:
-        # ``type() is``: a bool is an int subclass, and never an integer here.
-        return value if type(value) is kind else _wrong_type(found, at, expected, value)
-
-    return rule
-
-
-_BASE_RULES: dict[Any, Rule] = {
-    str: _exact_type(str, "a valid string"),
-    int: _exact_type(int, "a valid integer"),
-    bool: _exact_type(bool, "a valid boolean"),
-}
-
-
-def _checked(base: Rule, check: Check) -> Rule:
-    def rule(value: Any, at: Location, found: Found) -> Any:
-        value = base(value, at, found)
-        if value is INVALID:
-            return INVALID
-        problem = check.problem(value)
-        if problem is not None:
-            found.append((at, check.code, problem))
-            return INVALID
-        return value
-
-    return rule
-
-
-def _items(item: Rule) -> Rule:
-    def rule(value: Any, at: Location, found: Found) -> Any:
-        if type(value) is not list:
-            return _wrong_type(found, at, "a valid list", value)
-        known_problems = len(found)
-        checked = [item(element, (*at, index), found) for index, element in enumerate(value)]
-        return INVALID if len(found) > known_problems else checked
-
-    return rule
-
-
-def _nullable(inner: Rule) -> Rule:
-    def rule(value: Any, at: Location, found: Found) -> Any:
-        return None if value is None else inner(value, at, found)
-
-    return rule
-
-
-def _one_of(choices: tuple[Any, ...]) -> Rule:
-    words = [repr(choice) for choice in choices]
-    expected = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
-
-    def rule(value: Any, at: Location, found: Found) -> Any:
-        # Compared with their type: ``true == 1`` in Python, but not in JSON.
-        if any(type(value) is type(choice) and value == choice for choice in choices):
+    def __call__(self, value: Any) -> Any:
+        if any(type(value) is type(choice) and value == choice for choice in self.choices):
             return value
-        found.append((at, "invalid-value", f"Input should be {expected}"))
-        return INVALID
+        raise PydanticKnownError("literal_error", {"expected": self.expected})
 
-    return rule
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_before_validator_function(self, handler(source))
 
 
-def rule_for(annotation: Any, where: str) -> Rule:
-    """The rule an annotation stands for; TypeError for one outside the vocabulary."""
+def pydantic_type(annotation: Any, where: str) -> Any:
+    """The annotation pydantic validates for one of the vocabulary; TypeError for any other."""
     origin = get_origin(annotation)
-    if annotation in _BASE_RULES:
-        return _BASE_RULES[annotation]
+    if annotation in (str, int, bool):
+        return annotation
     if isinstance(annotation, type) and issubclass(annotation, Strict) and annotation is not Strict:
-        return annotation._check
+        return annotation
     if origin is Annotated:
         base, *marks = get_args(annotation)
         if len(marks) != 1 or not isinstance(marks[0], Check):
             raise TypeError(f"{where}: Annotated takes one Check")
-        return _checked(rule_for(base, where), marks[0])
+        return Annotated[pydantic_type(base, where), marks[0]]
     if origin is list:
         (item,) = get_args(annotation)
-        return _items(rule_for(item, where))
+        return list[pydantic_type(item, where)]  # type: ignore[misc]
     if origin is UnionType or origin is Union:  # ``str | None``; ``Annotated[...] | None``
         members = get_args(annotation)
         if len(members) != 2 or members[1] is not NoneType:
             raise TypeError(f"{where}: a union is only ever ``T | None``")
-        return _nullable(rule_for(members[0], where))
+        return pydantic_type(members[0], where) | None
     if origin is Literal:
         choices = get_args(annotation)
+        if all(type(choice) is str for choice in choices):
+            return annotation  # a string literal: pydantic's strict check is already exact
         if all(type(choice) in (str, int) for choice in choices):
-            return _one_of(choices)
-    raise TypeError(f"{where}: {annotation!r} is not a type the model checker knows")
+            return Annotated[annotation, ExactChoice(choices)]
+    raise TypeError(f"{where}: {annotation!r} is not a type a model may declare")
 
 
-class Strict:
+class Strict(BaseModel):
     """Base of every model: exact keys in declaration order, strict types, frozen instances."""
 
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        defer_build=True,  # built on first use: a check builds only its own document's models
+        revalidate_instances="never",
+    )
+
     field_names: ClassVar[tuple[str, ...]] = ()
-    _rules: ClassVar[tuple[tuple[str, Rule], ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Runs as the class is created, before pydantic reads its fields: each
+        # annotation is checked against the vocabulary and replaced, in place,
+        # by what pydantic is to validate for it.
         super().__init_subclass__(**kwargs)
         if cls.__bases__ != (Strict,):
             raise TypeError(f"{cls.__name__}: a model derives from Strict directly (its keys are its own)")
-        # The class's own annotations (from Python 3.14 on they are evaluated
-        # when read, not kept in the class dict); a class declaring none would
-        # read Strict's here on older versions.
         annotations = cls.__annotations__
         if not annotations or annotations is Strict.__annotations__:
             raise TypeError(f"{cls.__name__}: a model declares its keys")
-        cls._rules = tuple(
-            (name, rule_for(annotation, f"{cls.__name__}.{name}")) for name, annotation in annotations.items()
-        )
-        cls.field_names = tuple(name for name, _ in cls._rules)
-
-    @classmethod
-    def _check(cls, value: Any, at: Location, found: Found) -> Any:
-        if type(value) is not dict:
-            return _wrong_type(found, at, f"a valid dictionary or instance of {cls.__name__}", value)
-        known_problems = len(found)
-        checked: dict[str, Any] = {}
-        for name, rule in cls._rules:
-            if name in value:
-                checked[name] = rule(value[name], (*at, name), found)
-            else:
-                found.append(((*at, name), "missing-key", f"required key {name!r} is missing"))
-        for key in value:
-            if key not in cls.field_names:
-                found.append(((*at, key), "unknown-key", f"key {key!r} is not part of the schema"))
-        if len(found) > known_problems:  # a key missing or unknown, or a value rejected
-            return INVALID
-        instance = object.__new__(cls)
-        instance.__dict__.update(checked)
-        return instance
+        for name, annotation in annotations.items():
+            annotations[name] = pydantic_type(annotation, f"{cls.__name__}.{name}")
+        cls.field_names = tuple(annotations)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is frozen")
@@ -254,39 +199,30 @@ class Strict:
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"{type(self).__name__} is frozen")
 
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self.__dict__ == other.__dict__
-
-    def __hash__(self) -> int:
-        return hash((type(self), *self._values()))
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{name}={value!r}' for name, value in self._fields())})"
-
-    def _fields(self) -> Iterator[tuple[str, Any]]:
-        return ((name, self.__dict__[name]) for name in self.field_names)
-
-    def _values(self) -> Iterator[Any]:
-        return (value for _, value in self._fields())
-
     def as_dict(self) -> dict[str, Any]:
         """The instance as the JSON object it was checked from (keys in declaration order)."""
-        return {name: _plain(value) for name, value in self._fields()}
+        return self.model_dump()
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Strict):
-        return value.as_dict()
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    return value
+def _violation(error: Any, base: tuple[object, ...]) -> Violation:
+    """One pydantic error, worded as the evaluator words it (references/errors.md)."""
+    kind, location = error["type"], error["loc"]
+    at = pointer(*base, *location)
+    if kind == "missing":
+        return Violation("missing-key", at, f"required key {location[-1]!r} is missing")
+    if kind == "extra_forbidden":
+        return Violation("unknown-key", at, f"key {location[-1]!r} is not part of the schema")
+    if kind.endswith("_type"):  # string_type, int_type, bool_type, list_type, model_type
+        return Violation("wrong-type", at, f"{error['msg']}; observed {json_type(error['input'])}")
+    if "-" in kind:  # a Check's own code is kebab-case
+        return Violation(kind, at, error["msg"])
+    return Violation("invalid-value", at, error["msg"])  # literal_error
 
 
 def validate(model: type[Strict], value: Any, base: Iterable[object] = ()) -> tuple[Any, list[Violation]]:
     """(instance, []) or (None, violations): an invalid object is never half-built."""
-    found: Found = []
-    instance = model._check(value, (), found)
-    if instance is INVALID:
+    try:
+        return model.model_validate(value), []
+    except ValidationError as error:
         prefix = tuple(base)
-        return None, [Violation(code, pointer(*prefix, *at), message) for at, code, message in found]
-    return instance, []
+        return None, [_violation(item, prefix) for item in error.errors(include_url=False, include_context=False)]
