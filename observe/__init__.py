@@ -8,7 +8,7 @@ references/github-observations.md). Its rooms:
   cache and token lookup, the normalization of one pull request);
 - ``git/``: every git invocation, through one hardened runner;
 - ``registry``: the Codex automation registry (TOML files);
-- ``evaluator_digest``: the digest that pins the installed skill code;
+- ``evaluator_digest``: the digest that pins the installed skill code and its packages;
 - ``errors``: the one error base, ``ObserveError``, and the catalogue of its codes;
 - ``network``: the one route to github.com (proxy, extra CA) the GitHub client
   and git share;

@@ -103,6 +103,10 @@ DIGEST_CODES: Mapping[str, str] = {
     "evaluator-compiled-code-present": (
         "a __pycache__, bytecode file or extension module in evaluator/, observe/ or scripts/"
     ),
+    "environment-distribution-missing": "a distribution the runtime lock names is not found at its version",
+    "environment-record-invalid": "a locked distribution has no RECORD, or one that cannot be read exactly",
+    "environment-file-missing": "a file a locked distribution's RECORD lists is missing or not a regular file",
+    "environment-file-modified": "a file of a locked distribution differs from the hash its RECORD gives",
 }
 
 COLLECTION_CODES: Mapping[str, str] = {

@@ -1,4 +1,4 @@
-"""Directory digests, and the digest of the installed skill code (the evaluator pin).
+"""Directory digests, and the digest of the installed skill and its environment (the evaluator pin).
 
 The directory digest rule is ``evaluator.canonical.tree_digest``
 (references/digests.md): for each file in path order, its relative path as
@@ -19,14 +19,24 @@ builds what it judges (and computes this very pin), and the hands perform the
 writes it permits; an agent that edited any of them mid-loop (to silence a
 check, "fix" a stop, or widen a write) would otherwise be steering the loop
 with its own rules. A changed digest is state drift, so the
-loop stops instead. What is pinned and refused, and how the scripts make sure
-nothing else is loaded: references/automation-registry.md#the-evaluator-digest.
+loop stops instead. The same holds for the packages the scripts import from
+the skill's private environment (the distributions its runtime lock names):
+a tampered ``httpx2`` or ``dateutil`` steers the collector as surely as an
+edited collector, so every file of theirs is checked against the
+distribution's own ``RECORD`` and pinned too. What is pinned and refused, and
+how the scripts make sure nothing else is loaded:
+references/automation-registry.md#the-evaluator-digest.
 """
 
 from __future__ import annotations
 
+import base64
+import csv
 import hashlib
+import importlib.metadata
 import os
+import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from observe.errors import DIGEST_CODES, ObserveError
@@ -41,11 +51,16 @@ ENTRY_POINTS = ("scripts/evaluate_state.py", "scripts/collect_state.py", "script
 _BYTECODE_CACHE = "__pycache__"
 _LOADABLE_NON_SOURCE = (".pyc", ".pyo", ".so", ".pyd", ".dylib")
 _CHUNK = 1 << 20
+# The distributions the scripts load: exactly those this lock names, at its versions.
+RUNTIME_LOCK = "requirements-runtime.lock"
+# RECORD hashes this module can check (hashlib's guaranteed algorithms, less the broken ones).
+_RECORD_ALGORITHMS = frozenset(hashlib.algorithms_guaranteed) - {"md5", "sha1"}
 
 
 class DigestError(ObserveError):
     """A file set that cannot be digested faithfully (escaping symlink, bad path,
-    missing file), or skill code that carries compiled code."""
+    missing file), skill code that carries compiled code, or a locked
+    distribution that is missing or differs from its RECORD."""
 
     codes = DIGEST_CODES
 
@@ -62,15 +77,36 @@ def directory_digest(root: Path, files: list[str] | None = None) -> str:
     relative_paths = _walk(base, base, refuse_compiled=False) if files is None else list(files)
     if len(set(relative_paths)) != len(relative_paths):
         raise DigestError("evaluator-digest-failed", "the file list names a path more than once")
-    stream = hashlib.sha256()
-    for relative in sorted(relative_paths):
+    entries = {}
+    for relative in relative_paths:
         _check_relative(relative)
-        stream.update(_encode(relative) + b"\0" + _file_sha256(base, relative))
-    return stream.hexdigest()
+        entries[relative] = _file_sha256(base, relative)
+    return _digest(entries)
 
 
-def evaluator_sha256(project_root: Path) -> str:
-    """The digest of the installed skill code: every file of every code directory.
+def evaluator_sha256(project_root: Path, search_path: Sequence[str] | None = None) -> str:
+    """The evaluator pin: the skill's code and the installed packages it loads, in one digest.
+
+    The directory digest rule over one list of named files: every file of the
+    code directories (``code_files``), named by its path under the project
+    root, and every file of each distribution ``RUNTIME_LOCK`` names
+    (``environment_files``), named ``<name>==<version>/<path>``. The
+    distributions are found on ``search_path`` (default: ``sys.path``, where
+    the running interpreter finds them).
+    """
+    base = Path(project_root).resolve(strict=True)
+    entries = code_files(base)
+    entries.update(environment_files(base / RUNTIME_LOCK, sys.path if search_path is None else search_path))
+    return _digest(entries)
+
+
+def code_sha256(project_root: Path) -> str:
+    """The digest of the skill's code directories alone (the first half of the evaluator pin)."""
+    return _digest(code_files(Path(project_root).resolve(strict=True)))
+
+
+def code_files(base: Path) -> dict[str, bytes]:
+    """Every file of every code directory under ``base``: relative path -> SHA-256.
 
     Every file counts, whatever its name or extension, so nothing can be added
     next to the pinned code without changing the digest. A bytecode cache
@@ -79,7 +115,6 @@ def evaluator_sha256(project_root: Path) -> str:
     put there by something else. The entry points must exist: an install
     without them is incomplete, and a missing file must not digest to a value.
     """
-    base = Path(project_root).resolve(strict=True)
     files: list[str] = []
     for directory in CODE_DIRECTORIES:
         top = base / directory
@@ -91,7 +126,135 @@ def evaluator_sha256(project_root: Path) -> str:
     for entry_point in ENTRY_POINTS:
         if entry_point not in files:
             raise DigestError("evaluator-digest-failed", f"{entry_point} is missing under {base}")
-    return directory_digest(base, files)
+    entries = {}
+    for relative in files:
+        _check_relative(relative)
+        entries[relative] = _file_sha256(base, relative)
+    return entries
+
+
+def environment_files(lock: Path, search_path: Sequence[str]) -> dict[str, bytes]:
+    """Every file of each distribution ``lock`` pins, checked against its RECORD: name -> SHA-256.
+
+    Each distribution is the first one ``importlib.metadata`` finds on
+    ``search_path`` under its name (as the scripts' dependency check finds it)
+    and must carry the pinned version and a ``RECORD``. Every file RECORD
+    lists must exist and, where RECORD gives a hash, match it
+    (``environment-file-missing``, ``environment-file-modified``). Files
+    RECORD lists without a hash (bytecode pip compiled, RECORD itself) and
+    files it does not list but Python could load for the distribution
+    (``_unlisted_files``: bytecode written later, a planted module) are
+    pinned by their content: a change to any of them changes the digest.
+    """
+    entries: dict[str, bytes] = {}
+    for name, version in _pins(lock):
+        found = next(iter(importlib.metadata.distributions(name=name, path=list(search_path))), None)
+        if found is None or found.version != version:
+            seen = "not found" if found is None else f"found {found.version}"
+            message = f"{name}=={version} ({seen} on the interpreter's path)"
+            raise DigestError("environment-distribution-missing", message)
+        site = Path(str(found.locate_file(""))).resolve()
+        listed = _record(found, f"{name}=={version}")
+        for path, expected in listed.items():
+            entries[f"{name}=={version}/{path}"] = _verified_sha256(site, path, expected, name)
+        for path in _unlisted_files(site, listed):
+            entries[f"{name}=={version}/{path}"] = _verified_sha256(site, path, None, name)
+    return entries
+
+
+def _pins(lock: Path) -> list[tuple[str, str]]:
+    try:
+        lines = lock.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise DigestError("evaluator-digest-failed", f"{lock} cannot be read: {error}") from error
+    pins = [line.strip().partition("==")[::2] for line in lines if line.strip() and not line.startswith("#")]
+    if not pins or not all(name and version for name, version in pins):
+        raise DigestError("evaluator-digest-failed", f"{lock} must pin every requirement exactly (name==version)")
+    return pins
+
+
+def _record(distribution: importlib.metadata.Distribution, label: str) -> dict[str, tuple[str, str] | None]:
+    """RECORD as path -> (algorithm, urlsafe-base64 digest without padding), None where it gives no hash."""
+    text = distribution.read_text("RECORD")
+    if not text:
+        raise DigestError("environment-record-invalid", f"{label} has no RECORD (not a .dist-info install)")
+    listed: dict[str, tuple[str, str] | None] = {}
+    try:
+        rows = list(csv.reader(text.splitlines()))
+    except csv.Error as error:
+        raise DigestError("environment-record-invalid", f"{label}'s RECORD is not CSV: {error}") from error
+    for number, row in enumerate(rows, start=1):
+        if len(row) != 3 or not row[0] or "\0" in row[0] or row[0] in listed:
+            raise DigestError("environment-record-invalid", f"{label}'s RECORD row {number} is malformed")
+        algorithm, equals, value = row[1].partition("=")
+        if row[1] and (not equals or algorithm not in _RECORD_ALGORITHMS or not value):
+            raise DigestError("environment-record-invalid", f"{label}'s RECORD row {number} has no usable hash")
+        listed[row[0]] = (algorithm, value) if row[1] else None
+    return listed
+
+
+def _unlisted_files(site: Path, listed: Iterable[str]) -> list[str]:
+    """Files RECORD does not list that Python could still load for the distribution.
+
+    Every file under each top-level directory RECORD lists files in (the
+    distribution's packages and its .dist-info, bytecode caches included),
+    and, for each top-level module ``<stem>.py`` it lists, every entry of the
+    site directory that an import of ``<stem>`` could pick instead
+    (``<stem>/``, ``<stem>.<anything>``) and its cached bytecode
+    ``__pycache__/<stem>.*``. Paths that leave the site directory
+    (``../../bin/<console script>``) are RECORD's alone: checked, not walked.
+    """
+    listed = set(listed)
+    tops = {path.split("/")[0] for path in listed if "/" in path and not path.startswith("../")}
+    stems = {path[: -len(".py")] for path in listed if "/" not in path and path.endswith(".py")}
+    candidates: set[str] = set()
+    if stems:
+        for entry in os.listdir(site):
+            if any(entry == stem or entry.startswith(stem + ".") for stem in stems):
+                (tops if (site / entry).is_dir() else candidates).add(entry)
+        cache = site / _BYTECODE_CACHE
+        if cache.is_dir():
+            candidates.update(
+                f"{_BYTECODE_CACHE}/{entry}"
+                for entry in os.listdir(cache)
+                if any(entry.startswith(stem + ".") for stem in stems)
+            )
+    for top in tops - {_BYTECODE_CACHE}:
+        if (site / top).is_dir():
+            candidates.update(_walk(site, site / top, refuse_compiled=False))
+    return sorted(candidates - listed)
+
+
+def _verified_sha256(site: Path, path: str, expected: tuple[str, str] | None, name: str) -> bytes:
+    """The file's SHA-256, after checking it against RECORD's hash when RECORD gives one."""
+    target = Path(os.path.normpath(site / path))
+    content = hashlib.sha256()
+    other = None if expected is None or expected[0] == "sha256" else hashlib.new(expected[0])
+    if os.path.lexists(target) and not os.path.isfile(target):  # checked first: a FIFO would block the read
+        raise DigestError("environment-file-missing", f"{name}: {path} is not a regular file (at {site})")
+    try:
+        with open(target, "rb") as handle:
+            while chunk := handle.read(_CHUNK):
+                content.update(chunk)
+                if other is not None:
+                    other.update(chunk)
+    except OSError as error:
+        message = f"{name}: {path}, listed in its RECORD, cannot be read at {site}: {error.strerror}"
+        raise DigestError("environment-file-missing", message) from error
+    if expected is not None:
+        actual = (other or content).digest()
+        if base64.urlsafe_b64encode(actual).rstrip(b"=").decode("ascii") != expected[1]:
+            message = f"{name}: {path} differs from its RECORD (at {site}); reinstall the skill"
+            raise DigestError("environment-file-modified", message)
+    return content.digest()
+
+
+def _digest(entries: dict[str, bytes]) -> str:
+    """The directory digest rule over named content hashes: name, NUL, raw SHA-256, in name order."""
+    stream = hashlib.sha256()
+    for name in sorted(entries):
+        stream.update(_encode(name) + b"\0" + entries[name])
+    return stream.hexdigest()
 
 
 def _walk(base: Path, top: Path, *, refuse_compiled: bool) -> list[str]:

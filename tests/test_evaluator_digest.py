@@ -7,13 +7,16 @@ calling the code under test.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import random
 import re
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
-from observe.evaluator_digest import DigestError, directory_digest, evaluator_sha256
+from observe.evaluator_digest import DigestError, code_sha256, directory_digest, environment_files, evaluator_sha256
 
 DOC = Path(__file__).resolve().parent.parent / "references" / "automation-registry.md"
 
@@ -164,7 +167,7 @@ NOT_PINNED = {
 
 def test_the_pin_covers_every_file_of_the_code_directories_and_nothing_else(tmp_path: Path) -> None:
     root = build(tmp_path / "project", {**SKILL_TREE, **NOT_PINNED})
-    assert evaluator_sha256(root) == independent_digest(SKILL_TREE)
+    assert code_sha256(root) == independent_digest(SKILL_TREE)
 
 
 @pytest.mark.parametrize(
@@ -173,9 +176,9 @@ def test_the_pin_covers_every_file_of_the_code_directories_and_nothing_else(tmp_
 )
 def test_any_added_file_changes_the_pin(tmp_path: Path, added: str) -> None:
     root = build(tmp_path / "project", SKILL_TREE)
-    recorded = evaluator_sha256(root)
+    recorded = code_sha256(root)
     build(root, {added: b""})
-    assert evaluator_sha256(root) == independent_digest({**SKILL_TREE, added: b""}) != recorded
+    assert code_sha256(root) == independent_digest({**SKILL_TREE, added: b""}) != recorded
 
 
 @pytest.mark.parametrize(
@@ -191,19 +194,19 @@ def test_any_added_file_changes_the_pin(tmp_path: Path, added: str) -> None:
 )
 def test_an_edit_anywhere_in_the_skill_code_changes_the_pin(tmp_path: Path, edited: str) -> None:
     root = build(tmp_path / "project", SKILL_TREE)
-    recorded = evaluator_sha256(root)
+    recorded = code_sha256(root)
     (root / edited).write_bytes(SKILL_TREE[edited] + b"# steer\n")
-    assert evaluator_sha256(root) != recorded
+    assert code_sha256(root) != recorded
 
 
 @pytest.mark.parametrize("edited", sorted(SKILL_TREE))
 def test_one_changed_byte_in_any_pinned_file_changes_the_pin(tmp_path: Path, edited: str) -> None:
     root = build(tmp_path / "project", SKILL_TREE)
-    recorded = evaluator_sha256(root)
+    recorded = code_sha256(root)
     content = SKILL_TREE[edited] or b"\n"  # an empty file gains its one byte
     changed = content[:-1] + bytes([content[-1] ^ 1])
     (root / edited).write_bytes(changed)
-    assert evaluator_sha256(root) == independent_digest({**SKILL_TREE, edited: changed}) != recorded
+    assert code_sha256(root) == independent_digest({**SKILL_TREE, edited: changed}) != recorded
 
 
 @pytest.mark.parametrize(
@@ -225,14 +228,14 @@ def test_one_changed_byte_in_any_pinned_file_changes_the_pin(tmp_path: Path, edi
 def test_bytecode_and_extension_modules_are_refused(tmp_path: Path, planted: str, reason: str) -> None:
     root = build(tmp_path / "project", {**SKILL_TREE, planted: b"\x00compiled"})
     with pytest.raises(DigestError, match=reason):
-        evaluator_sha256(root)
+        code_sha256(root)
 
 
 def test_an_empty_bytecode_cache_directory_is_refused(tmp_path: Path) -> None:
     root = build(tmp_path / "project", SKILL_TREE)
     (root / "observe" / "__pycache__").mkdir()
     with pytest.raises(DigestError, match="bytecode cache"):
-        evaluator_sha256(root)
+        code_sha256(root)
 
 
 @pytest.mark.parametrize("entry_point", ["scripts/evaluate_state.py", "scripts/collect_state.py", "scripts/loop.py"])
@@ -241,14 +244,14 @@ def test_a_skill_without_an_entry_point_is_refused(tmp_path: Path, entry_point: 
     del tree[entry_point]
     root = build(tmp_path / "project", tree)
     with pytest.raises(DigestError, match=entry_point):
-        evaluator_sha256(root)
+        code_sha256(root)
 
 
 @pytest.mark.parametrize("directory", ["evaluator", "observe", "act", "scripts"])
 def test_a_missing_code_directory_is_refused(tmp_path: Path, directory: str) -> None:
     root = build(tmp_path / "project", {k: v for k, v in SKILL_TREE.items() if not k.startswith(directory + "/")})
     with pytest.raises(DigestError, match=f"{directory}/ is missing"):
-        evaluator_sha256(root)
+        code_sha256(root)
 
 
 def test_evaluator_symlink_leaving_the_project_is_refused(tmp_path: Path) -> None:
@@ -256,7 +259,7 @@ def test_evaluator_symlink_leaving_the_project_is_refused(tmp_path: Path) -> Non
     (tmp_path / "steer.py").write_bytes(b"ACTION = 'execute'\n")
     (root / "evaluator" / "steer.py").symlink_to(tmp_path / "steer.py")
     with pytest.raises(DigestError, match="outside"):
-        evaluator_sha256(root)
+        code_sha256(root)
 
 
 def test_evaluator_entry_point_symlink_leaving_the_project_is_refused(tmp_path: Path) -> None:
@@ -266,7 +269,7 @@ def test_evaluator_entry_point_symlink_leaving_the_project_is_refused(tmp_path: 
     (tmp_path / "entry.py").write_bytes(b"")
     (root / "scripts" / "evaluate_state.py").symlink_to(tmp_path / "entry.py")
     with pytest.raises(DigestError, match="outside"):
-        evaluator_sha256(root)
+        code_sha256(root)
 
 
 def test_evaluator_directory_symlink_is_refused(tmp_path: Path) -> None:
@@ -274,7 +277,7 @@ def test_evaluator_directory_symlink_is_refused(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
     (root / "evaluator" / "plugins").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(DigestError, match="directory symlink"):
-        evaluator_sha256(root)
+        code_sha256(root)
 
 
 WORKED_EXAMPLE = {
@@ -290,7 +293,7 @@ WORKED_EXAMPLE = {
 def test_worked_example_in_the_reference_doc(tmp_path: Path) -> None:
     demo = build(tmp_path / "demo", WORKED_EXAMPLE)
     documented = "86c8e9a65cff4239569c410dfa3a20b4a3f56ce09b0371a6d76e57bb077bc9e4"
-    assert evaluator_sha256(demo) == documented == independent_digest(WORKED_EXAMPLE)
+    assert code_sha256(demo) == documented == independent_digest(WORKED_EXAMPLE)
     text = DOC.read_text(encoding="utf-8")
     example = text[text.index("### Worked example") :]
     assert f"# {documented}  -" in example
@@ -301,3 +304,143 @@ def test_worked_example_in_the_reference_doc(tmp_path: Path) -> None:
     for path, content in WORKED_EXAMPLE.items():
         printf = content.decode().replace("\n", "\\n")
         assert f"printf '{printf}' > {path}\n" in example
+
+
+# -- the private environment: the locked distributions, checked against RECORD --
+
+ROOT = DOC.parent.parent
+SIX = "six==1.17.0"
+DATEUTIL = "python-dateutil==2.9.0.post0"
+
+
+def copy_distribution(name: str, site: Path) -> None:
+    """Copy an installed distribution's files (as its RECORD lists them) into ``site``, times kept."""
+    found = importlib.metadata.distribution(name)
+    for listed in found.files or []:
+        if str(listed).startswith("../"):
+            continue  # console scripts live outside the site directory
+        target = site / str(listed)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(Path(str(found.locate_file(listed))), target)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    """A site directory holding real copies of six and python-dateutil, their RECORDs intact."""
+    directory = tmp_path / "site-packages"
+    for name in ("six", "python-dateutil"):
+        copy_distribution(name, directory)
+    return directory
+
+
+def lock(tmp_path: Path, *pins: str) -> Path:
+    path = tmp_path / "requirements-runtime.lock"
+    path.write_text("# runtime\n" + "".join(pin + "\n" for pin in pins), encoding="utf-8")
+    return path
+
+
+def pin_with(site: Path) -> str:
+    """The project's own pin, with ``site`` searched before the interpreter's path."""
+    return evaluator_sha256(ROOT, [str(site), *sys.path])
+
+
+def test_every_file_of_a_locked_distribution_is_pinned_by_content(site: Path, tmp_path: Path) -> None:
+    entries = environment_files(lock(tmp_path, SIX), [str(site)])
+    on_disk = {
+        f"{SIX}/{path.relative_to(site).as_posix()}": hashlib.sha256(path.read_bytes()).digest()
+        for path in site.rglob("*")
+        if path.is_file() and (path.name.startswith("six") or path.parent.name.startswith("six-"))
+    }
+    assert entries == on_disk
+    assert f"{SIX}/six.py" in entries and any(name.endswith(".pyc") for name in entries)
+
+
+def test_the_same_files_found_elsewhere_give_the_same_pin(site: Path) -> None:
+    # Names carry the distribution and RECORD's path, never where the site directory is.
+    assert pin_with(site) == evaluator_sha256(ROOT)
+
+
+def test_a_modified_package_file_is_refused(site: Path) -> None:
+    before = pin_with(site)
+    source = site / "dateutil" / "rrule.py"
+    source.write_bytes(source.read_bytes().replace(b"rrulestr = _rrulestr()", b"rrulestr = _rrulestr ", 1))
+    with pytest.raises(DigestError) as refused:
+        pin_with(site)
+    assert refused.value.code == "environment-file-modified"
+    assert "python-dateutil: dateutil/rrule.py" in refused.value.message
+    source.write_bytes(source.read_bytes().replace(b"rrulestr = _rrulestr ", b"rrulestr = _rrulestr()", 1))
+    assert pin_with(site) == before  # restored byte for byte: the same pin again
+
+
+def test_a_missing_record_listed_file_is_refused(site: Path) -> None:
+    (site / "six.py").unlink()
+    with pytest.raises(DigestError) as refused:
+        pin_with(site)
+    assert refused.value.code == "environment-file-missing"
+
+
+def test_a_record_that_lists_a_wrong_hash_is_refused(site: Path) -> None:
+    record = next(site.glob("six-*.dist-info")) / "RECORD"
+    lines = record.read_text(encoding="utf-8").splitlines()
+    lines = [("six.py,sha256=" + "A" * 43 + ",1") if line.startswith("six.py,") else line for line in lines]
+    record.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DigestError) as refused:
+        pin_with(site)
+    assert refused.value.code == "environment-file-modified"
+
+
+@pytest.mark.parametrize(
+    "row", ["six.py,sha256", "six.py,md5=AAAA,1", "six.py", 'six.py,"sha256=x,1', "six.py,sha256=,1"]
+)
+def test_a_malformed_record_is_refused(site: Path, tmp_path: Path, row: str) -> None:
+    record = next(site.glob("six-*.dist-info")) / "RECORD"
+    lines = [row if line.startswith("six.py,") else line for line in record.read_text(encoding="utf-8").splitlines()]
+    record.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DigestError) as refused:
+        environment_files(lock(tmp_path, SIX), [str(site)])
+    assert refused.value.code == "environment-record-invalid"
+
+
+def test_a_distribution_without_its_record_is_refused(site: Path, tmp_path: Path) -> None:
+    (next(site.glob("six-*.dist-info")) / "RECORD").unlink()
+    with pytest.raises(DigestError) as refused:
+        environment_files(lock(tmp_path, SIX), [str(site)])
+    assert refused.value.code == "environment-record-invalid"
+
+
+@pytest.mark.parametrize("pin", ["six==1.16.0", "absent-package==1.0"])
+def test_a_locked_distribution_not_found_at_its_version_is_refused(site: Path, tmp_path: Path, pin: str) -> None:
+    with pytest.raises(DigestError) as refused:
+        environment_files(lock(tmp_path, pin), [str(site)])
+    assert refused.value.code == "environment-distribution-missing"
+
+
+def cache_tag() -> str:
+    return sys.implementation.cache_tag
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "dateutil/__pycache__/rrule.{tag}.pyc",  # bytecode pip compiled (RECORD lists it without a hash)
+        "dateutil/__pycache__/rrule.{tag}.opt-1.pyc",  # bytecode RECORD does not list
+        "dateutil/rrule/__init__.py",  # a package that an import of dateutil.rrule prefers to rrule.py
+        "dateutil/extra.py",
+        "__pycache__/six.{tag}.pyc",  # the cache of a top-level module
+        "six/__init__.py",  # a package that an import of six prefers to six.py
+        "six.cpython-311-x86_64-linux-gnu.so",  # an extension module, found before six.py
+    ],
+)
+def test_bytecode_and_planted_files_of_a_distribution_change_the_pin(site: Path, planted: str) -> None:
+    before = pin_with(site)
+    path = site / planted.format(tag=cache_tag())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes((path.read_bytes() if path.exists() else b"") + b"# planted\n")
+    assert pin_with(site) != before
+
+
+def test_files_of_other_distributions_in_the_same_site_are_not_pinned(site: Path) -> None:
+    before = pin_with(site)
+    (site / "unrelated.py").write_bytes(b"x = 1\n")
+    (site / "__pycache__" / f"unrelated.{cache_tag()}.pyc").write_bytes(b"\0")
+    assert pin_with(site) == before

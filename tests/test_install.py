@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -83,6 +84,49 @@ def test_the_installed_code_is_the_pinned_code_of_the_clone(clone, installed):
     """Every code directory the pin covers (act/ included) is installed whole, and nothing is added to it."""
     assert all((installed / directory).is_dir() for directory in CODE_DIRECTORIES)
     assert evaluator_sha256(installed) == evaluator_sha256(clone)
+
+
+# Run by the private environment's interpreter: the pin of the installed skill, or the code refusing it.
+PIN_PROBE = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from observe.evaluator_digest import DigestError, evaluator_sha256
+try:
+    print(evaluator_sha256(Path(sys.argv[1])))
+except DigestError as error:
+    print(error.code)
+"""
+
+
+def test_a_tampered_package_in_the_private_environment_is_refused_by_the_pin(installed, tmp_path):
+    python = str(installed / ".venv" / "bin" / "python")
+    (site,) = (installed / ".venv" / "lib").glob("python3*/site-packages")
+    dateutil = distribution("python-dateutil")
+    planted = [str(f) for f in dateutil.files or [] if not str(f).startswith("../")]
+
+    def pin() -> str:
+        result = run(["-I", "-B", "-c", PIN_PROBE, str(installed)], cwd=tmp_path, python=python)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    pinned = pin()
+    assert pinned == evaluator_sha256(installed)  # the same packages as this interpreter's
+    try:
+        # A copy of python-dateutil inside .venv comes first on the private interpreter's path.
+        for relative in planted:
+            (site / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(Path(str(dateutil.locate_file(relative))), site / relative)
+        assert pin() == pinned  # byte for byte the same files: the same pin
+        rrule = site / "dateutil" / "rrule.py"
+        rrule.write_bytes(rrule.read_bytes().replace(b"rrulestr = _rrulestr()", b"rrulestr = _rrulestr ", 1))
+        assert pin() == "environment-file-modified"
+    finally:
+        for relative in planted:
+            (site / relative).unlink(missing_ok=True)
+        for directory in ("dateutil", f"python_dateutil-{dateutil.version}.dist-info"):
+            shutil.rmtree(site / directory, ignore_errors=True)
+    assert pin() == pinned
 
 
 @pytest.mark.parametrize("script", ENTRY_POINTS)
