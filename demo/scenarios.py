@@ -2,8 +2,9 @@
 
 Each scenario names the outcome it must reach (``expect``). The hooks model
 only other actors: someone else pushing over the head branch, someone closing
-the pull request, a second wakeup starting while the first is still running,
-the planned file swapped for a symlink before it is staged.
+the pull request, a crowd discussing it (more than a page of everything), a
+second wakeup starting while the first is still running, the planned file
+swapped for a symlink before it is staged.
 """
 
 from __future__ import annotations
@@ -109,6 +110,32 @@ def _status_after_done(run: Any) -> None:
     run.note(f"status: {late.get('next')}")
 
 
+# A busy pull request: more than one page of 100 in every list the loop reads.
+CROWD = [f"reviewer-{index:02d}" for index in range(16)]
+CROWD_COMMENTS = 120  # issue comments
+CROWD_REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")  # each crowd member's
+CROWD_REVIEWS = 105  # reviews, each with one inline comment (a review thread of its own)
+
+
+def _crowd(run: Any) -> None:
+    """Other people discuss the pull request: every list the loop reads now spans two pages."""
+    world, number = run.stack.world, run.pr_number
+    for index in range(CROWD_COMMENTS):
+        world.add_issue_comment(OWNER, NAME, number, CROWD[index % len(CROWD)], f"Thoughts, part {index + 1}.")
+    for login in CROWD:
+        for content in CROWD_REACTIONS:
+            world.add_reaction(OWNER, NAME, number, login, content)
+    for index in range(CROWD_REVIEWS):
+        world.add_review(
+            OWNER, NAME, number, CROWD[index % len(CROWD)], f"Looked at it ({index + 1}).", "COMMENTED",
+            comments=[{"path": "README.md", "line": 1, "body": f"A question about the title ({index + 1})."}],
+        )
+    run.note(
+        f"other people: {CROWD_COMMENTS} comments, {len(CROWD) * len(CROWD_REACTIONS)} reactions and "
+        f"{CROWD_REVIEWS} reviews with an inline comment each on #{number}"
+    )
+
+
 SCENARIOS = {
     "happy": Scenario(
         "happy", "a finding, a fix, a clean review, finalization; the automation deleted", [FINDING, "clean"], "done"
@@ -145,6 +172,13 @@ SCENARIOS = {
         [FINDING, "clean"],
         "state-inconsistency",
         {"after-claim": _once("overlap", _overlap_after_claim)},
+    ),
+    "busy": Scenario(
+        "busy",
+        "the happy path on a busy pull request: every list pages (100+ comments, reactions, reviews, threads)",
+        [FINDING, "clean"],
+        "done",
+        {"after-initial": _crowd},
     ),
     "symlink": Scenario(
         "symlink",

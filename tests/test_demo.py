@@ -134,6 +134,27 @@ def test_codex_reviewing_after_ready_for_review_is_reported_by_status_after_done
 
 
 @pytest.mark.slow
+def test_a_busy_pull_request_pages_every_list_through_https_links_and_reaches_done(tmp_path):
+    result, stack, _ = run(tmp_path, "busy")
+    assert_every_command_ran(result)
+    assert result.final == "done"
+    (pull,) = stack.pulls()
+    number = pull["number"]
+    lists = [f"/issues/{number}/comments", f"/issues/{number}/reactions", f"/pulls/{number}/reviews",
+             f"/pulls/{number}/comments"]
+    for path in lists:  # each list was read past its first page of 100, by following the https Link
+        second_pages = [
+            entry for entry in stack.world.log
+            if entry[0] == "GET" and entry[1].startswith(f"/repos/{stack.repository}{path}?")
+            and "page=2" in entry[1].split("?", 1)[1].split("&") and entry[2] == 200
+        ]
+        assert second_pages, path
+    bodies = owner_comments(stack, number)
+    assert len(bodies) == len(set(bodies)) and sum(1 for body in bodies if CLAIM.search(body)) == 3
+    assert pull["draft"] is False and stack.host.read(result.automation_id) is None
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["timeout", "usage-limit", "pr-closed", "force-push"])
 def test_a_stop_writes_nothing_after_it(tmp_path, name):
     result, stack, _ = run(tmp_path, name)

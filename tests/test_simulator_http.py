@@ -323,3 +323,28 @@ def test_an_unknown_graphql_error_in_a_mutation_stays_uncertain(world, served):
     with pytest.raises(GitHubObservationError) as failed:
         client.graphql_mutation(RESOLVE, {"threadId": "PRRT_missing"})
     assert failed.value.code == "github-write-uncertain"
+
+
+def test_the_executor_stops_at_a_refused_write_and_a_rerun_stops_there_again(tmp_path, monkeypatch, capsys):
+    """A token that may push but not open pull requests: ``execute`` stops at create-pr, exit 1, nothing after."""
+    from tests.executor_stack import TOKEN as STACK_TOKEN
+    from tests.executor_stack import init_args, start
+
+    stack = start(tmp_path, monkeypatch)
+    try:
+        made = stack.loop(capsys, *init_args(stack))
+        where = ["--state-dir", made["state_dir"]]
+        stack.loop(capsys, "rebuild", *where)
+        stack.world.token_permissions[STACK_TOKEN] = {**READ_ONLY, "contents": "write"}
+        for expected in ("fetch-base", "create-branch", "run-validation", "stage-files", "commit", "push"):
+            performed = stack.loop(capsys, "execute", *where, "--one")["performed"]
+            assert [p["operation"] for p in performed] == [expected]
+        for _ in range(2):
+            refused = stack.loop(capsys, "execute", *where, status=1)
+            assert [e["code"] for e in refused["errors"]] == ["github-write-refused"]
+            assert "HTTP 403" in refused["errors"][0]["message"]
+        assert stack.pulls() == []
+        posts = [entry for entry in stack.world.log if entry[0] in ("POST", "PATCH", "PUT", "DELETE")]
+        assert posts == [("POST", "/repos/octo-org/gadgets/pulls", 403)] * 2  # one attempt per run, none after
+    finally:
+        stack.stop()
