@@ -98,13 +98,10 @@ def github_client(world: World, repository: str, *, use_cache: bool = True) -> A
 
 def pull_request_texts(world: World, repository: str, number: int) -> tuple[str, str]:
     """The current title and body of a PR (a reused PR keeps both; the plan hashes them)."""
-    from observe.github.client import split_repository
-
-    owner, name = split_repository(repository)
     with observing():
         client = github_client(world, repository)
         try:
-            pull = client.get(f"/repos/{owner}/{name}/pulls/{number}").body
+            pull = client.get("pulls.get", pull_number=number).body
         finally:
             client.close()
     title, body = (

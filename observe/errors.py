@@ -45,9 +45,6 @@ GITHUB_CODES: Mapping[str, str] = {
     "github-credential-echoed": "an answer (header, body or parsed JSON text) repeats the token; nothing of it is used",
     "github-deadline-exceeded": "the collection deadline passed: a slow answer, or a retry wait that would reach it",
     "github-response-too-large": "an answer larger than the cap once decompressed (a gzip bomb included)",
-    "github-write-failed": "a write whose connection never opened: nothing was sent",
-    "github-write-refused": "a write GitHub answered with a definite refusal (4xx other than a rate limit)",
-    "github-write-uncertain": "a write that may or may not have happened: look for its evidence, never resend blindly",
 }
 
 GIT_CODES: Mapping[str, str] = {

@@ -1,11 +1,12 @@
-"""The client's writes: sent once, never retried, an uncertain outcome said so (github-observations.md)."""
+"""The hands' GitHub writes (act/ghops.py): sent once, never retried, an uncertain outcome said so."""
 
 from __future__ import annotations
 
 import pytest
 
-from observe.github.client import GitHubClient
-from observe.github.errors import GitHubObservationError
+from act.errors import ActError
+from act.ghops import GitHubWriter
+from observe.github.client import READ_OPERATIONS, GitHubClient
 from simulator.app import Server
 from simulator.world import World
 
@@ -23,7 +24,7 @@ def github(tmp_path):
     server = Server(world).start()
     sleeps: list[float] = []
     client = GitHubClient("octo-org/gadgets", host=server.url, token=TOKEN, use_cache=False, sleep=sleeps.append)
-    yield world, client, pull["number"], sleeps
+    yield world, GitHubWriter(client, "octo-org/gadgets"), pull["number"], sleeps
     client.close()
     server.stop()
     world.close()
@@ -35,7 +36,7 @@ def comments(world, number):
 
 def test_a_write_is_sent_once_and_answers(github):
     world, client, number, _ = github
-    answer = client.write("POST", f"/repos/octo-org/gadgets/issues/{number}/comments", {"body": "hello"})
+    answer = client.write("issues.create_comment", issue_number=number, body="hello")
     assert answer["body"] == "hello"
     assert [c["body"] for c in comments(world, number)] == ["hello"]
 
@@ -47,18 +48,18 @@ def test_a_write_is_sent_once_and_answers(github):
 def test_a_failed_write_is_never_retried(github, status, code):
     world, client, number, sleeps = github
     world.fail("POST", rf"/issues/{number}/comments$", status, times=3)
-    with pytest.raises(GitHubObservationError) as failed:
-        client.write("POST", f"/repos/octo-org/gadgets/issues/{number}/comments", {"body": "hello"})
+    with pytest.raises(ActError) as failed:
+        client.write("issues.create_comment", issue_number=number, body="hello")
     assert failed.value.code == code
-    assert sleeps == [] and client.stats["requests"] == 1
+    assert sleeps == [] and client.channel.sent == 1
     assert comments(world, number) == []
 
 
 def test_a_lost_answer_is_uncertain_although_the_write_happened(github):
     world, client, number, _ = github
     world.truncate("POST", rf"/issues/{number}/comments$")
-    with pytest.raises(GitHubObservationError) as failed:
-        client.write("POST", f"/repos/octo-org/gadgets/issues/{number}/comments", {"body": "hello"})
+    with pytest.raises(ActError) as failed:
+        client.write("issues.create_comment", issue_number=number, body="hello")
     assert failed.value.code == "github-write-uncertain"
     assert [c["body"] for c in comments(world, number)] == ["hello"]
 
@@ -66,12 +67,28 @@ def test_a_lost_answer_is_uncertain_although_the_write_happened(github):
 def test_a_mutation_answering_errors_is_uncertain(github):
     world, client, _, sleeps = github
     world.graphql_errors()
-    with pytest.raises(GitHubObservationError) as failed:
+    with pytest.raises(ActError) as failed:
         client.graphql_mutation(RESOLVE, {"threadId": "PRRT_missing"})
     assert failed.value.code == "github-write-uncertain" and sleeps == []
 
 
-def test_only_post_and_patch_are_writes(github):
-    _, client, _, _ = github
+def test_the_writer_holds_only_its_write_operations_and_the_observer_none(github):
+    world, client, number, _ = github
     with pytest.raises(ValueError):
-        client.write("DELETE", "/repos/octo-org/gadgets/issues/comments/1", {})
+        client.write("issues.delete_comment", comment_id=1)
+    assert {op.verb for op in client.writes.ops} == {"POST"}
+    assert {op.verb for op in client.client.api.ops} == {"GET"}
+    assert len(client.client.api.ops) == len(READ_OPERATIONS)
+    assert not hasattr(client.client, "write") and not hasattr(client.client, "graphql_mutation")
+    assert comments(world, number) == []
+
+
+def test_a_write_is_ghapis_operation_with_its_own_parameters(github):
+    """ghapi's operation table, not a URL we build, decides the route and refuses a parameter it does not define."""
+    world, client, number, _ = github
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        client.write("issues.create_comment", issue_number=number, body="hello", bodie="typo")
+    client.write("issues.create_comment", issue_number=number, body="hello")
+    assert [entry for entry in world.log if entry[0] == "POST"] == [
+        ("POST", f"/repos/octo-org/gadgets/issues/{number}/comments", 201)
+    ]

@@ -975,7 +975,7 @@ def test_a_primary_limit_is_waited_out_until_the_reset(fake, make_client, sleeps
 def test_a_stalled_answer_never_reaches_the_next_scenario(fake, make_client):
     fake.stall("GET", r"^/user$", 30.0)
     with pytest.raises(GitHubObservationError) as info:
-        make_client(timeout=0.2, max_attempts=1).get("/user")
+        make_client(timeout=0.2, max_attempts=1).get("users.get_authenticated")
     assert info.value.code == "github-timeout"
 
     fake.reset()  # releases the handler still stalling for the previous scenario
@@ -1004,7 +1004,7 @@ def test_headers_sent_a_byte_at_a_time_end_at_the_deadline(fake, make_client):
             REPOSITORY, host=front.url, token=TOKEN, use_cache=False, timeout=30.0, environ={}, deadline_seconds=1.0
         )
         with pytest.raises(GitHubObservationError) as info:
-            client.get("/user")
+            client.get("users.get_authenticated")
         client.close()
     finally:
         front.stop()

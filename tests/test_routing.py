@@ -74,7 +74,7 @@ def network(route) -> Network:
 def test_the_client_reaches_api_github_com_only_through_the_proxy_with_its_ca(route):
     client = GitHubClient(REPOSITORY, token=TOKEN, network=network(route), use_cache=False)
     try:
-        assert client.get("/user").body["login"]
+        assert client.get("users.get_authenticated").body["login"]
     finally:
         client.close()
     untrusting = GitHubClient(
@@ -82,7 +82,7 @@ def test_the_client_reaches_api_github_com_only_through_the_proxy_with_its_ca(ro
     )
     try:
         with pytest.raises(GitHubObservationError) as refused:
-            untrusting.get("/user")
+            untrusting.get("users.get_authenticated")
     finally:
         untrusting.close()
     assert refused.value.code == "github-connection-failed"
@@ -182,7 +182,7 @@ def test_the_direct_route_builds_its_default_trust_once_per_certificate_setting(
     """The system trust is loaded once per process; SSL_CERT_FILE still chooses it, loopback ignores it."""
     import trustme
 
-    from observe.github.client import route_options
+    from observe.github.channel import route_options
 
     ca_file = tmp_path / "ca.pem"
     trustme.CA(organization_name="Route test CA").cert_pem.write_to_path(str(ca_file))
@@ -244,7 +244,7 @@ def test_the_direct_route_refuses_a_certificate_no_trusted_authority_signed(tmp_
         )
         try:
             with pytest.raises(GitHubObservationError) as refused:
-                client.get("/user")
+                client.get("users.get_authenticated")
         finally:
             client.close()
         return refused.value.code

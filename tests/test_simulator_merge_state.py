@@ -48,7 +48,7 @@ def gates(client):
 
 
 def rest_verdict(client):
-    pull = client.get(f"/repos/{REPOSITORY}/pulls/{PR_NUMBER}").body
+    pull = client.get("pulls.get", pull_number=PR_NUMBER).body
     return pull["mergeable"], pull["mergeable_state"]
 
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from evaluator.canonical import text_digest
 from evaluator.formats import RUN_ID
 from observe.github import gates as github_gates
-from observe.github.client import PER_PAGE, GitHubClient, path_segment, split_repository
+from observe.github.client import PER_PAGE, GitHubClient, split_repository
 from observe.github.fields import body_text, field, kind_of, objects, positive_id, sha40, shape_error
 from observe.github.merge_state import MergeState, read_merge_state
 from observe.github.observation import Gates, PullRequestFacts, PullRequestObservation, ThreadObservation
@@ -66,24 +66,23 @@ def fetch_snapshot(client: GitHubClient, repository: str, pr_number: int) -> Pul
         raise ValueError(f"client is bound to {client.repository}, not {repository}")
     if not isinstance(pr_number, int) or isinstance(pr_number, bool) or pr_number < 1:
         raise ValueError(f"pr_number must be a positive integer, got {pr_number!r}")
-    repo_path = f"/repos/{owner}/{name}"
-    user = client.get("/user").body
-    pull = client.get(f"{repo_path}/pulls/{pr_number}").body
+    user = client.get("users.get_authenticated").body
+    pull = client.get("pulls.get", pull_number=pr_number).body
     base_branch = field(field(pull, "base", dict, "pull request"), "ref", str, "pull request base")
     head = field(pull, "head", dict, "pull request")
     head_branch = field(head, "ref", str, "pull request head")
     sha40(head.get("sha"), "pull request head sha")
-    base_ref = client.get(f"{repo_path}/git/ref/heads/{path_segment(base_branch)}").body
+    base_ref = client.get("git.get_ref", ref=f"heads/{base_branch}").body
     head_ref = None
     head_repo = head.get("repo")
     if isinstance(head_repo, dict):
         # The head branch lives in the head repository (a fork's branch is not ours).
-        head_repo_path = "/repos/" + "/".join(
-            _repository_parts(field(head_repo, "full_name", str, "pull request head repo"))
-        )
-        head_ref = client.get(f"{head_repo_path}/git/ref/heads/{path_segment(head_branch)}", tolerated=(404,)).body
-    protection = _fetch_protection(client, f"{repo_path}/branches/{path_segment(base_branch)}")
-    rulesets = _fetch_rulesets(client, f"{repo_path}/rules/branches/{path_segment(base_branch)}")
+        head_owner, head_name = _repository_parts(field(head_repo, "full_name", str, "pull request head repo"))
+        head_ref = client.get(
+            "git.get_ref", owner=head_owner, repo=head_name, ref=f"heads/{head_branch}", tolerated=(404,)
+        ).body
+    protection = _fetch_protection(client, base_branch)
+    rulesets = _fetch_rulesets(client, base_branch)
     # The first GraphQL page counts the reviews and reactions, so it is read
     # before those lists: a count read after a list proves nothing about it.
     threads, merge_state, counts = fetch_review_threads(client, owner, name, pr_number)
@@ -91,12 +90,14 @@ def fetch_snapshot(client: GitHubClient, repository: str, pr_number: int) -> Pul
     # comments by the pull request, reviews and reactions by GraphQL): a full
     # last page that adds up to that count is revalidated, not fetched again;
     # any other count fetches it again (references/github-observations.md).
-    issue_comments = client.get_all(f"{repo_path}/issues/{pr_number}/comments", known_count=_count(pull, "comments"))
-    reviews = client.get_all(f"{repo_path}/pulls/{pr_number}/reviews", known_count=counts["reviews"])
-    review_comments = client.get_all(
-        f"{repo_path}/pulls/{pr_number}/comments", known_count=_count(pull, "review_comments")
+    issue_comments = client.get_all(
+        "issues.list_comments", issue_number=pr_number, known_count=_count(pull, "comments")
     )
-    reactions = client.get_all(f"{repo_path}/issues/{pr_number}/reactions", known_count=counts["reactions"])
+    reviews = client.get_all("pulls.list_reviews", pull_number=pr_number, known_count=counts["reviews"])
+    review_comments = client.get_all(
+        "pulls.list_review_comments", pull_number=pr_number, known_count=_count(pull, "review_comments")
+    )
+    reactions = client.get_all("reactions.list_for_issue", issue_number=pr_number, known_count=counts["reactions"])
     return PullRequestSnapshot(
         user=user,
         pull=pull,
@@ -121,7 +122,7 @@ def _repository_parts(full_name: str) -> tuple[str, str]:
         raise shape_error(f"pull request head repo: full_name is not owner/name ({kind_of(full_name)})") from None
 
 
-def _fetch_protection(client: GitHubClient, branch_path: str) -> tuple[str, Any]:
+def _fetch_protection(client: GitHubClient, branch: str) -> tuple[str, Any]:
     """("protected", rules), ("unprotected", None) or ("unknown", None).
 
     The branch's own ``protected`` flag is asked first: it is readable with
@@ -130,20 +131,20 @@ def _fetch_protection(client: GitHubClient, branch_path: str) -> tuple[str, Any]
     cost a point on every wakeup, and answers missing admin rights with 403
     (or 404), which only means "cannot tell".
     """
-    protected = field(client.get(branch_path).body, "protected", bool, "base branch")
+    protected = field(client.get("repos.get_branch", branch=branch).body, "protected", bool, "base branch")
     if not protected:
         return ("unprotected", None)
-    reply = client.get(f"{branch_path}/protection", tolerated=(403, 404))
+    reply = client.get("repos.get_branch_protection", branch=branch, tolerated=(403, 404))
     return ("protected", reply.body) if reply.body is not None else ("unknown", None)
 
 
-def _fetch_rulesets(client: GitHubClient, rules_path: str) -> tuple[str, Any]:
+def _fetch_rulesets(client: GitHubClient, branch: str) -> tuple[str, Any]:
     """("read", active ruleset rules for the branch) or ("unknown", None).
 
     Readable with read access; 403/404 (a token without that access) means
     "cannot tell". A full page may hide another, so it also means unknown.
     """
-    reply = client.get(rules_path, {"per_page": PER_PAGE}, tolerated=(403, 404))
+    reply = client.get("repos.get_branch_rules", branch=branch, per_page=PER_PAGE, tolerated=(403, 404))
     if reply.body is None or (isinstance(reply.body, list) and len(reply.body) >= PER_PAGE):
         return ("unknown", None)
     return ("read", reply.body)

@@ -18,8 +18,8 @@ from observe.github.fields import field, positive_id, sha40
 def existing_pull_request(client: GitHubClient, repository: str, head_branch: str) -> tuple[int, str, dict[str, Any]]:
     """(authenticated user id, open-PRs digest, the existing_pr_* fields)."""
     owner, name = split_repository(repository)
-    user_id = positive_id(client.get("/user").body, "GET /user")
-    pulls = client.get_all(f"/repos/{owner}/{name}/pulls", {"state": "open"})
+    user_id = positive_id(client.get("users.get_authenticated").body, "GET /user")
+    pulls = client.get_all("pulls.list", owner=owner, repo=name, state="open")
     matching = [
         pull
         for pull in pulls
