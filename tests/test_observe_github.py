@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from urllib.parse import quote
@@ -1211,3 +1212,63 @@ def test_the_client_reads_the_environment_token_and_never_shows_it(fake, tmp_pat
     finally:
         client.close()
     assert os.environ.get("NO_PROXY")  # tests never leave loopback
+
+
+# -- ghapi's operations -----------------------------------------------------------
+
+
+def _route_pattern(path: str) -> re.Pattern[str]:
+    """A route of ghapi's operation table as a pattern of request targets: ``{name}`` is one or more segments."""
+    return re.compile("^" + re.sub(r"\\\{\w+\\\}", "[^?]+", re.escape(path)) + r"(\?.*)?$")
+
+
+def test_every_rest_request_of_an_observation_is_a_get_operation_of_ghapis_table(fake, make_client):
+    """The requests of a whole observation match the routes of the reader's ghapi operations, and only those.
+
+    ``channel.sent`` is counted by ghapi's own request callback: a request
+    sent past ghapi's transport would leave it behind ``stats["requests"]``.
+    """
+    from ghapi.core import pspec
+
+    from observe.github.channel import operation_name
+    from observe.github.client import READ_OPERATIONS
+
+    comments(fake, 150)  # two pages: the second is GitHub's next link
+    fake.add_thread(CODEX, BODIES["finding_comment_p1"], at(100))
+    fake.protection = fixture("rest/branch-protection.json")
+    client = make_client()
+
+    observe(client)
+
+    table = {operation_name(spec): spec for spec in pspec.ops}
+    routes = [_route_pattern(table[name].path) for name in READ_OPERATIONS]
+    assert all(table[name].verb == "GET" for name in READ_OPERATIONS)
+    rest = [target for method, target, _ in fake.log if not target.startswith("/graphql")]
+    assert rest and {method for method, target, _ in fake.log if not target.startswith("/graphql")} == {"GET"}
+    assert [target for target in rest if not any(route.match(target) for route in routes)] == []
+    assert client.channel.sent == client.stats["requests"] == len(fake.log)
+
+
+def test_the_readers_operations_are_ghapis_own(fake):
+    """Each operation the reader builds is the one a full GhApi(sync=True) has: route, verb and parameters."""
+    from ghapi.core import GhApi
+
+    from observe.github.client import READ_OPERATIONS
+
+    owner, repo = REPOSITORY.split("/")
+    full = GhApi(owner=owner, repo=repo, sync=True, authenticate=False, gh_host=fake.url)
+    client = GitHubClient(REPOSITORY, host=fake.url, token=TOKEN, use_cache=False, environ={})
+    try:
+        assert isinstance(client.api, GhApi)
+        for name in READ_OPERATIONS:
+            group, operation = name.rsplit(".", 1)
+            theirs, ours = getattr(getattr(full, group), operation), client.api.operation(name)
+            assert (ours.verb, ours.path, ours.op_spec.params) == (theirs.verb, theirs.path, theirs.op_spec.params)
+            assert ours.__signature__ == theirs.__signature__
+        with pytest.raises(TypeError, match="unexpected keyword"):
+            client.get("pulls.get", pull_numbr=PR_NUMBER)  # ghapi's signature, not a URL of ours, decides
+        with pytest.raises(ValueError):
+            client.get("issues.create_comment", issue_number=PR_NUMBER)  # the reader holds no write
+        assert fake.log == []
+    finally:
+        client.close()
