@@ -74,9 +74,9 @@ def test_links_behind_the_https_front_name_https_and_every_page_is_read(world, t
     network = Network(https_proxy=front.proxy_url, ca_file=str(front.ca_file))
     client = GitHubClient(f"{OWNER}/{NAME}", token=TOKEN, use_cache=False, network=network)
     try:
-        first = client.get(f"{REPO}/issues/{number}/comments", {"per_page": 100})
+        first = client.get("issues.list_comments", issue_number=number, per_page=100)
         assert (first.link or "").startswith(f"<https://{API_HOST}{REPO}/issues/{number}/comments?")
-        comments = client.get_all(f"{REPO}/issues/{number}/comments")
+        comments = client.get_all("issues.list_comments", issue_number=number)
     finally:
         client.close()
         front.stop()
@@ -167,7 +167,7 @@ def test_an_exhausted_rest_window_still_answers_403(world, served):
     _, client, _ = served
     exhaust(world, "core")
     with pytest.raises(GitHubObservationError) as failed:
-        client.get(f"{REPO}/pulls")
+        client.get("pulls.list")
     assert failed.value.code == "github-rate-limited"
 
 
@@ -189,7 +189,7 @@ def test_a_read_is_retried_after_retry_after(world, served, status):
     _, client, sleeps = served
     number = open_pull(world)
     secondary_rate_limit(world, "GET", rf"/pulls/{number}$", retry_after=7, status=status)
-    assert client.get(f"{REPO}/pulls/{number}").body["number"] == number
+    assert client.get("pulls.get", pull_number=number).body["number"] == number
     assert sleeps == [7.0] and client.stats["retries"] == 1
 
 
@@ -210,7 +210,7 @@ def test_a_read_whose_retry_after_passes_the_deadline_fails_closed_at_once(world
     secondary_rate_limit(world, "GET", rf"^{REPO}/pulls$", retry_after=45)
     try:
         with pytest.raises(GitHubObservationError) as failed:
-            client.get(f"{REPO}/pulls")
+            client.get("pulls.list")
     finally:
         client.close()
         server.stop()
@@ -222,7 +222,7 @@ def test_a_read_whose_retry_after_passes_the_wait_cap_fails_closed(world, served
     _, client, sleeps = served
     secondary_rate_limit(world, "GET", rf"^{REPO}/pulls$", retry_after=600)
     with pytest.raises(GitHubObservationError) as failed:
-        client.get(f"{REPO}/pulls")
+        client.get("pulls.list")
     assert failed.value.code == "github-rate-limited" and sleeps == []
 
 
@@ -230,10 +230,10 @@ def test_a_write_hitting_a_secondary_limit_is_never_retried(world, served):
     _, client, sleeps = served
     number = open_pull(world)
     secondary_rate_limit(world, "POST", rf"/issues/{number}/comments$", retry_after=1, times=3)
-    with pytest.raises(GitHubObservationError) as failed:
-        client.write("POST", f"{REPO}/issues/{number}/comments", {"body": "hello"})
+    with pytest.raises(ActError) as failed:
+        GitHubWriter(client, f"{OWNER}/{NAME}").write("issues.create_comment", issue_number=number, body="hello")
     assert failed.value.code == "github-write-uncertain"
-    assert sleeps == [] and client.stats["requests"] == 1
+    assert sleeps == [] and client.channel.sent == 1
     assert world.repository(OWNER, NAME).issue_comments.get(number, []) == []
 
 
@@ -295,7 +295,7 @@ def test_the_hands_stop_with_write_refused_when_marking_ready_is_forbidden(world
         writer.mark_ready(number)
     assert stopped.value.code == "github-write-refused" and "FORBIDDEN" in stopped.value.message
     assert world.pull_request(OWNER, NAME, number)["draft"] is True
-    assert client.stats["graphql_requests"] == 1  # one mutation, never resent
+    assert [entry for entry in world.log if entry[1] == "/graphql"] == [("POST", "/graphql", 200)]  # never resent
 
 
 def test_the_hands_stop_with_write_refused_when_resolving_is_forbidden(world, read_only_writer):
@@ -320,8 +320,8 @@ def test_the_hands_stop_with_write_refused_when_commenting_is_forbidden(world, r
 def test_an_unknown_graphql_error_in_a_mutation_stays_uncertain(world, served):
     _, client, _ = served
     world.graphql_errors()
-    with pytest.raises(GitHubObservationError) as failed:
-        client.graphql_mutation(RESOLVE, {"threadId": "PRRT_missing"})
+    with pytest.raises(ActError) as failed:
+        GitHubWriter(client, f"{OWNER}/{NAME}").graphql_mutation(RESOLVE, {"threadId": "PRRT_missing"})
     assert failed.value.code == "github-write-uncertain"
 
 
