@@ -1,7 +1,8 @@
 """Keep a credential out of everything a command prints.
 
-Both command lines pass every line they print through ``redact`` with the
-tokens they know of (references/collector.md, "What is never printed"). A
+All three command lines (the evaluator's, the collector's and the hands')
+pass every line they print through ``redact`` with the tokens they know of
+(references/collector.md, "What is never printed"). A
 token can reach output in more shapes than one: as itself, URL-encoded (a
 query string, a proxy's log line), base64-encoded alone or as the Basic
 credential ``x-access-token:TOKEN`` that git and GitHub use, or JSON-escaped
