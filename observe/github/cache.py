@@ -6,8 +6,10 @@ no REST points. Each entry keeps the ETag, the Link header (a 304 need not
 repeat it, and pagination needs it) and the exact body bytes.
 
 Entries live under ``$XDG_CACHE_HOME/github-codex-pr-loop/etag`` (or
-``~/.cache/...``), one JSON file per URL and token identity. The file name is
-a digest of both, so one token's cached bodies are never served to another.
+``~/.cache/...``), one JSON file per request key and token identity (the key
+is the reader's: an operation's host, name and arguments, or a next-page
+link as GitHub gave it). The file name is a digest of both, so one token's
+cached bodies are never served to another.
 The token itself is never written. A damaged entry is treated as absent: the
 cache can only save requests, never change an answer.
 
