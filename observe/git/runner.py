@@ -1,13 +1,14 @@
 """The git runner: the ``sanitized-gh-https-v1`` profile and the one error of git observation.
 
-Why a module of its own: this is the only place a git process is started. It
+Why a module of its own: this is the only place the skill starts a git process
+(the observer's reads and the hands' writes, act/gitops.py, alike). It
 holds the environment built from nothing, the fixed ``-c`` overrides and
 option lists, ``GitRunner`` (timeouts, no shell, redacted messages), and the
 pure functions that read an argv back into the spec's protection booleans and
 credential strategy. ``GitObservationError`` (its codes are ``GIT_CODES`` in
 observe/errors.py) and the two low-level helpers every git module shares
 (strict UTF-8 decoding, file content digest) live here because this module
-sits at the bottom of the import graph: ``git_config`` and ``git_paths``
+sits at the bottom of the import graph: ``config`` and ``paths``
 import from it, it imports from neither. The boundary is
 described in references/git-execution-boundary.md.
 """
