@@ -4,7 +4,7 @@ A comment by the authenticated user that mentions ``github-codex-pr-loop-``
 and this run id is either exactly one well-formed marker (a request or a
 claim) or a marker anomaly. Nothing in between is accepted: a second marker,
 an upper-case sha or a stray space makes the whole comment an anomaly, which
-the evaluator sees by id (references/github-observations.md#loop-markers).
+the evaluator sees by id (references/github-observations.md#loop-markers-evaluatormarkerspy).
 
 Formats (one line, single spaces, lowercase hex):
 

@@ -3,7 +3,7 @@
 Who said it decides what it is: the authenticated user's comments carry the
 loop's own markers (requests, claims, anomalies); the trusted Codex account's
 comments, reviews and review comments are responses, unavailable replies or
-summary rows (observe.codex_signals); everyone else is ignored.
+summary rows (observe/github/codex_signals.py); everyone else is ignored.
 """
 
 from __future__ import annotations
