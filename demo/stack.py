@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from simulator.app import GitHubApp
+from simulator.app import GitHubApp, may_write
 from simulator.automations import AutomationHost
 from simulator.front import API_HOST, GIT_HOST, Front, LoopbackServer
 from simulator.gh import install_gh
@@ -123,7 +123,10 @@ def start(scratch: Path) -> Stack:
     world = World(scratch / "world")
     world.add_token(TOKEN, "loop-owner")
     world.create_repository(OWNER, NAME, files=dict(FILES))
-    git_app = GitSmartHttp(world.git_repository_path, TOKEN, on_push=world.notice_push)
+    git_app = GitSmartHttp(
+        world.git_repository_path, TOKEN, on_push=world.notice_push,
+        may_push=lambda: may_write(world, TOKEN, ("contents",)),
+    )
     servers = [LoopbackServer(git_app).start(), LoopbackServer(GitHubApp(world)).start()]
     front = Front({GIT_HOST: servers[0].address, API_HOST: servers[1].address}, scratch / "front").start()
     gh = install_gh(scratch / "bin", TOKEN)

@@ -5,7 +5,9 @@ A WSGI app: ``/<owner>/<repo>.git/info/refs``, ``/git-upload-pack`` and
 simulated world owns, so a push or fetch is real git on both ends. Like
 GitHub, it asks for credentials with ``401`` and a Basic challenge and
 accepts only the simulated token (as the password, whatever the user name),
-which is what makes a push go through the gh credential helper.
+which is what makes a push go through the gh credential helper. A token that
+may not write contents (``may_push`` false) is refused a push with 403, as
+GitHub refuses it.
 """
 
 from __future__ import annotations
@@ -30,10 +32,18 @@ RepositoryResolver = Callable[[str, str], "Path | None"]
 class GitSmartHttp:
     """Serves the bare repositories ``resolve(owner, repo)`` names, to holders of ``token`` only."""
 
-    def __init__(self, resolve: RepositoryResolver, token: str, *, on_push: Callable[[str, str], None] | None = None):
+    def __init__(
+        self,
+        resolve: RepositoryResolver,
+        token: str,
+        *,
+        on_push: Callable[[str, str], None] | None = None,
+        may_push: Callable[[], bool] = lambda: True,
+    ):
         self.resolve = resolve
         self.token = token
         self.on_push = on_push
+        self.may_push = may_push  # False: the token may read but not write the repository's contents
         self.pushes: list[tuple[str, str]] = []
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -52,6 +62,11 @@ class GitSmartHttp:
                 b"Authentication required\n", status=401, content_type="text/plain",
                 headers={"WWW-Authenticate": 'Basic realm="GitHub"'},
             )
+        pushing = route["service"] == "/git-receive-pack" or request.args.get("service") == "git-receive-pack"
+        if pushing and not self.may_push():
+            # GitHub's answer to a push with a token that may only read: 403, before any pack is sent.
+            message = f"Permission to {route['owner']}/{route['repo']}.git denied to {user}.\n"
+            return Response(message.encode(), status=403, content_type="text/plain")
         response = self._backend(request, repository, route["service"], user)
         if route["service"] == "/git-receive-pack" and response.status_code == 200:
             self.pushes.append((route["owner"], route["repo"]))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from act import cli
-from simulator.app import GitHubApp
+from simulator.app import GitHubApp, may_write
 from simulator.front import API_HOST, GIT_HOST, Front, LoopbackServer
 from simulator.gh import install_gh
 from simulator.git_http import GitSmartHttp
@@ -114,7 +114,10 @@ def start(tmp_path: Path, monkeypatch: Any) -> Stack:
     world = World(tmp_path / "world")
     world.add_token(TOKEN, "loop-owner")
     world.create_repository(OWNER, NAME, files={"README.md": "# gadgets\n", "src/app.py": "print('helo')\n"})
-    git_app = GitSmartHttp(world.git_repository_path, TOKEN, on_push=world.notice_push)
+    git_app = GitSmartHttp(
+        world.git_repository_path, TOKEN, on_push=world.notice_push,
+        may_push=lambda: may_write(world, TOKEN, ("contents",)),
+    )
     servers = [LoopbackServer(git_app).start(), LoopbackServer(GitHubApp(world)).start()]
     front = Front({GIT_HOST: servers[0].address, API_HOST: servers[1].address}, tmp_path / "front").start()
     gh = install_gh(tmp_path / "bin", TOKEN)

@@ -348,3 +348,25 @@ def test_the_executor_stops_at_a_refused_write_and_a_rerun_stops_there_again(tmp
         assert posts == [("POST", "/repos/octo-org/gadgets/pulls", 403)] * 2  # one attempt per run, none after
     finally:
         stack.stop()
+
+
+def test_a_push_with_a_token_that_may_only_read_is_refused_and_the_executor_stops(tmp_path, monkeypatch, capsys):
+    """GitHub refuses the push (403) of a token without contents write; ``execute`` stops at push, nothing moves."""
+    from tests.executor_stack import TOKEN as STACK_TOKEN
+    from tests.executor_stack import init_args, start
+
+    stack = start(tmp_path, monkeypatch)
+    try:
+        made = stack.loop(capsys, *init_args(stack))
+        where = ["--state-dir", made["state_dir"]]
+        stack.loop(capsys, "rebuild", *where)
+        stack.world.token_permissions[STACK_TOKEN] = READ_ONLY
+        for expected in ("fetch-base", "create-branch", "run-validation", "stage-files", "commit"):
+            performed = stack.loop(capsys, "execute", *where, "--one")["performed"]
+            assert [p["operation"] for p in performed] == [expected]
+        refused = stack.loop(capsys, "execute", *where, status=1)
+        (error,) = refused["errors"]
+        assert error["code"] == "git-command-failed" and "returned error: 403" in error["message"]
+        assert stack.remote_tip("fix/greeting") is None and stack.pulls() == []
+    finally:
+        stack.stop()
