@@ -36,12 +36,6 @@ TABLE: list[Command] = [
         "act.plans:run_init",
     ),
     Command(
-        "rebuild",
-        "immediately before fetch-base: rebuild the initial plan from fresh observations and compare",
-        options.none,
-        "act.plans:run_rebuild",
-    ),
-    Command(
         "plan-remediation",
         "build the remediation plan the evaluator asked for, embed it, re-run --state",
         options.plan_remediation,

@@ -152,7 +152,7 @@ def _initial_job(ctx: Context, directory: statedir.StateDir, pending: dict[str, 
 
     def recheck(operation: str, entry: dict[str, Any]) -> None:
         if operation == "fetch-base":
-            plans.run_rebuild(ctx)  # fresh observations, the evaluator, the approved hash: or plan-changed
+            plans.rebuild_initial(ctx)  # fresh observations, the evaluator, the approved hash: or plan-changed
 
     return core.Job(
         directory=directory,

@@ -1,4 +1,6 @@
-"""Plans, built not written: init, rebuild, plan-remediation, plan-finalization, approve, status.
+"""Plans, built not written: init, plan-remediation, plan-finalization, approve, status.
+
+And the initial plan's rebuild, which ``loop.py execute`` runs immediately before fetch-base.
 
 Each command observes through act/sources.py, builds with act/build/, has the
 evaluator judge the result in a separate process (act/judge.py), records what
@@ -197,20 +199,27 @@ def run_init(ctx: Context) -> dict[str, Any]:
     }
 
 
-def _after_init(mode: str, directory: statedir.StateDir) -> str:
-    rebuild = f"immediately before fetch-base run `loop.py rebuild --state-dir {directory.path}`"
-    if mode == "autonomous":
-        return rebuild
+def _execute_initial(directory: statedir.StateDir) -> str:
     return (
-        "show the approval summary; when the person replies with the exact hash, run `loop.py approve --state-dir "
-        f"{directory.path} --hash HASH`; then {rebuild}"
+        f"run `loop.py execute --state-dir {directory.path}`: immediately before fetch-base it rebuilds the plan "
+        "from fresh observations and has the evaluator check it against the approved hash"
     )
 
 
-# --- rebuild ---------------------------------------------------------------------
+def _after_init(mode: str, directory: statedir.StateDir) -> str:
+    if mode == "autonomous":
+        return _execute_initial(directory)
+    return (
+        "show the approval summary; when the person replies with the exact hash, run `loop.py approve --state-dir "
+        f"{directory.path} --hash HASH`; then {_execute_initial(directory)}"
+    )
 
 
-def run_rebuild(ctx: Context) -> dict[str, Any]:
+# --- the initial plan's rebuild (execute, before fetch-base) -----------------------------
+
+
+def rebuild_initial(ctx: Context) -> None:
+    """The stored initial plan, rebuilt from fresh observations: identical and approved, or nothing is written."""
     directory = ctx.state_dir()
     intent = directory.read(statedir.INTENT)
     approved_document = directory.read(statedir.INITIAL)
@@ -243,15 +252,6 @@ def run_rebuild(ctx: Context) -> dict[str, Any]:
         judge.evaluate("initial", document, approved_hash=approved), "the rebuilt initial document"
     )
     directory.write(statedir.INITIAL_RESULT, {"validated_at": statedir.now_text(), "rebuilt": True, "result": result})
-    return {
-        "initial_plan_hash": result["initial_plan_hash"],
-        "approved_hash": approved,
-        "mode": result["mode"],
-        "operations": result["operations"],
-        "initial_document": str(directory.file(statedir.INITIAL)),
-        "approval_summary": summary.initial_summary(document, texts["pr_title"], texts["pr_body"]),
-        "next": "carry out the operations in order, each once, starting with fetch-base",
-    }
 
 
 # --- recurring plans ------------------------------------------------------------------
@@ -450,7 +450,7 @@ def run_approve(ctx: Context) -> dict[str, Any]:
     approval = {"plan_hash": named, "kind": pending["kind"], "approved_at": statedir.now_text()}
     directory.write(statedir.APPROVAL, approval)
     after = (
-        f"immediately before fetch-base run `loop.py rebuild --state-dir {directory.path}`"
+        _execute_initial(directory)
         if pending["kind"] == "initial"
         else "the next wakeup carries this approval; rebuild the plan there with the same choices"
     )

@@ -144,7 +144,6 @@ class Run:
         self.step("init", made, action="await-approval")
         self.show_summary(made.get("approval_summary"))
         self.approve(made["initial_plan_hash"])
-        self.step("rebuild", self.agent.loop("rebuild"))
         self.hook("before-initial-execute")
         initial = self.execute("execute (initial)")
         self.executed.add(made["initial_plan_hash"])

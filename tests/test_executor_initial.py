@@ -77,7 +77,6 @@ def github_state(stack, run_id: str) -> dict:
 def test_each_operation_performs_exactly_its_write(stack, capsys):
     made = planned(stack, capsys)
     where = ["--state-dir", made["state_dir"]]
-    stack.loop(capsys, "rebuild", *where)
     base = stack.remote_tip("main")
     head0 = git(stack.checkout, "rev-parse", "HEAD")
 
@@ -139,7 +138,6 @@ def test_a_checkout_config_cannot_start_an_alternate_refs_program(stack, capsys,
 
     made = planned(stack, capsys)
     where = ["--state-dir", made["state_dir"]]
-    stack.loop(capsys, "rebuild", *where)
     result = stack.loop(capsys, "execute", *where, "--one")
     assert [p["operation"] for p in result["performed"]] == ["fetch-base"]
     assert not sentinel.exists()
@@ -158,7 +156,6 @@ def test_an_ssh_remote_is_fetched_and_pushed_over_https(stack, capsys, tmp_path)
 
     made = planned(stack, capsys)
     where = ["--state-dir", made["state_dir"]]
-    stack.loop(capsys, "rebuild", *where)
     fetched = stack.loop(capsys, "execute", *where, "--one")
     assert [p["operation"] for p in fetched["performed"]] == ["fetch-base"]
     assert git(stack.checkout, "rev-parse", "refs/remotes/origin/main") == stack.remote_tip("main")
@@ -173,7 +170,6 @@ def test_a_crash_after_any_write_and_a_rerun_end_like_an_uninterrupted_run(tmp_p
     uninterrupted = start(tmp_path / "one", monkeypatch)
     try:
         made = planned(uninterrupted, capsys)
-        uninterrupted.loop(capsys, "rebuild", "--state-dir", made["state_dir"])
         assert uninterrupted.loop(capsys, "execute", "--state-dir", made["state_dir"])["next_operation"] is None
         expected = github_state(uninterrupted, made["run_id"])
     finally:
@@ -183,7 +179,6 @@ def test_a_crash_after_any_write_and_a_rerun_end_like_an_uninterrupted_run(tmp_p
     try:
         made = planned(crashing, capsys)
         where = ["--state-dir", made["state_dir"]]
-        crashing.loop(capsys, "rebuild", *where)
         directory = statedir.StateDir(made["state_dir"])
         for operation in INITIAL_OPERATIONS:
             before = directory.read_optional("execution.json")
@@ -270,7 +265,6 @@ def test_pr_texts_are_bound_by_their_digests(stack, capsys):
 def _through_create_pr(stack, capsys) -> list[str]:
     made = planned(stack, capsys)
     where = ["--state-dir", made["state_dir"]]
-    stack.loop(capsys, "rebuild", *where)
     for _ in range(7):  # fetch-base ... create-pr
         stack.loop(capsys, "execute", *where, "--one")
     return where

@@ -47,7 +47,6 @@ def test_the_skill_procedure_command_by_command(stack, capsys):
     # Starting a loop.
     made = loop(*init_args(stack))
     where = ["--state-dir", made["state_dir"]]
-    loop("rebuild", *where)
     initial = loop("execute", *where)
     assert initial["next_operation"] is None and initial["performed"][-1]["outcome"] == "handed-off"
     pr_number = initial["facts"]["pr_number"]
@@ -147,7 +146,6 @@ def _to_execute_remediation(stack, capsys):
 
     made = loop(*init_args(stack))
     where = ["--state-dir", made["state_dir"]]
-    loop("rebuild", *where)
     pr_number = loop("execute", *where)["facts"]["pr_number"]
     created = host.automation_update(loop("automation-create", *where, "--pr", str(pr_number))["payload"])
     verified = loop("verify-automation", *where, "--id", created["automationId"])

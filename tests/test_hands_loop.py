@@ -92,10 +92,11 @@ def test_init_builds_validates_and_stores_a_reuse_plan_privately(capsys, world):
     assert TOKEN not in "".join(p.read_text() for p in state_dir.rglob("*") if p.is_file())
 
 
-def test_rebuild_needs_the_exact_approval_and_names_every_change(capsys, world):
+def test_execute_rebuilds_the_initial_plan_and_needs_the_exact_approval_and_names_every_change(capsys, world):
     made = loop(capsys, world, *init_args(world, "--mode", "approval-gated", "--reuse-pr", str(PR_NUMBER)))
     plan_hash, where = made["initial_plan_hash"], ["--state-dir", made["state_dir"]]
-    assert loop(capsys, world, "rebuild", *where, status=1)["errors"][0]["code"] == "approval-missing"
+    assert "`loop.py execute --state-dir" in made["next"] and "loop.py rebuild" not in made["next"]
+    assert loop(capsys, world, "execute", *where, status=1)["errors"][0]["code"] == "approval-missing"
     assert (
         loop(capsys, world, "approve", *where, "--hash", plan_hash[:12], status=1)["errors"][0]["code"]
         == "approval-hash-malformed"
@@ -108,13 +109,12 @@ def test_rebuild_needs_the_exact_approval_and_names_every_change(capsys, world):
         loop(capsys, world, "approve", *where, "--hash", "0" * 64, status=1)["errors"][0]["code"]
         == "approval-hash-mismatch"
     )
-    assert loop(capsys, world, "approve", *where, "--hash", plan_hash)["approved"]["plan_hash"] == plan_hash
-    rebuilt = loop(capsys, world, "rebuild", *where)
-    assert rebuilt["initial_plan_hash"] == plan_hash == rebuilt["approved_hash"]
+    approved = loop(capsys, world, "approve", *where, "--hash", plan_hash)
+    assert approved["approved"]["plan_hash"] == plan_hash and "`loop.py execute --state-dir" in approved["next"]
 
     (world["repo"] / "src" / "app.py").write_text("print('hello, world')\n")
     world["fake"].pull["title"] = "Loop: retries, bounded"
-    changed = loop(capsys, world, "rebuild", *where, status=1)
+    changed = loop(capsys, world, "execute", *where, status=1)
     assert (
         changed["errors"][0]["code"] == "plan-changed"
         and changed["approved_hash"] == plan_hash != changed["rebuilt_hash"]
@@ -124,6 +124,12 @@ def test_rebuild_needs_the_exact_approval_and_names_every_change(capsys, world):
     assert "/initial_document/initial_snapshot/worktree_status_sha256" not in paths  # still one modified file
     assert paths["/pr_title"] == {"path": "/pr_title", "old": "Loop: tighten retries", "new": "Loop: retries, bounded"}
     assert "/initial_document/initial_manifest/run_id" not in paths  # the run id is kept
+    assert not (Path(made["state_dir"]) / "execution.json").exists()  # nothing was performed
+
+
+def test_rebuild_is_no_command(capsys, world):
+    """execute rebuilds the initial plan itself before fetch-base; there is no second way to do it."""
+    assert loop(capsys, world, "rebuild", status=2)["errors"][0]["code"] == "usage-error"
 
 
 def test_init_refuses_an_intent_that_does_not_match_github(capsys, world):
@@ -179,15 +185,29 @@ def test_a_new_pr_plan_with_title_and_body_files(capsys, world, tmp_path):
         == "approval-not-needed"
     )
     assert (
-        loop(capsys, world, "rebuild", "--state-dir", made["state_dir"])["initial_plan_hash"]
-        == made["initial_plan_hash"]
-    )
-    assert (
         cli.main(
             [
-                "rebuild",
+                "init",
+                "--checkout",
+                str(world["repo"]),
+                "--repository",
+                REPOSITORY,
+                "--base",
+                "main",
+                "--head",
+                "feature/new",
+                "--path",
+                "src/app.py",
+                "--commit",
+                "--push",
+                "--mode",
+                "autonomous",
+                "--title",
+                "Fix greeting",
+                "--body-file",
+                str(tmp_path / "body.md"),
                 "--state-dir",
-                made["state_dir"],
+                str(tmp_path / "loop-state-text"),
                 "--format",
                 "text",
                 "--api-url",
@@ -199,10 +219,8 @@ def test_a_new_pr_plan_with_title_and_body_files(capsys, world, tmp_path):
         == 0
     )
     text = capsys.readouterr().out
-    assert (
-        text.startswith(f"Plan (initial): {made['initial_plan_hash']}\n")
-        and "autonomous mode: this plan needs no approval" in text
-    )
+    text_hash = next(line for line in text.splitlines() if line.startswith("initial_plan_hash: ")).split(": ")[1]
+    assert text.startswith(f"Plan (initial): {text_hash}\n") and "autonomous mode: this plan needs no approval" in text
     assert "    | Z\\xfcrich \\u2713" in text and "    - src/app.py" in text  # the body, line by line, ASCII-escaped
     assert (
         loop(
@@ -240,7 +258,6 @@ def test_from_initial_plan_through_bootstrap_wakeups_and_finalization(capsys, wo
     where = ["--state-dir", made["state_dir"]]
     directory = statedir.StateDir(Path(made["state_dir"]))
     loop(capsys, world, "approve", *where, "--hash", made["initial_plan_hash"])
-    loop(capsys, world, "rebuild", *where)
 
     # The initial writes (the executor's part): commit, push, the round-0 request.
     git(repo, "commit", "-q", "-am", "fix greeting")
@@ -431,13 +448,12 @@ def test_each_row_names_its_function_and_only_the_running_command_is_imported():
 
 
 def bootstrap(capsys, world, mode: str) -> dict:
-    """init, approve, rebuild, the initial writes, the automation up to ACTIVE: a live loop."""
+    """init, approve, the initial writes (by hand here), the automation up to ACTIVE: a live loop."""
     fake, repo = world["fake"], world["repo"]
     made = loop(capsys, world, *init_args(world, "--mode", mode, "--reuse-pr", str(PR_NUMBER)))
     where = ["--state-dir", made["state_dir"]]
     if mode == "approval-gated":
         loop(capsys, world, "approve", *where, "--hash", made["initial_plan_hash"])
-    loop(capsys, world, "rebuild", *where)
     git(repo, "commit", "-q", "-am", "fix greeting")
     head1 = git(repo, "rev-parse", "HEAD")
     git(repo, "update-ref", "refs/remotes/origin/feature/loop", head1)
