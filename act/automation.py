@@ -6,11 +6,14 @@ what to do next. The automation is a heartbeat in the loop's own thread
 (``destination: "thread"``), so a person's reply there reaches the next
 wakeup. Sequence, payloads and every verify outcome: references/hands.md.
 
-Stages recorded in ``automation.json`` (each set when its payload is emitted,
-or when verify confirms it): create-requested -> stub-paused (or
-stub-active -> pause-requested -> stub-paused) -> prompt-requested ->
-prompt-verified -> activate-requested -> active -> delete-requested -> deleted;
-prompt-rejected when the evaluator refuses the bootstrap.
+Stages recorded in ``automation.json`` (``act.state_models.AutomationStage``;
+each saved when its payload is emitted, or when verify confirms it, and
+listed in ``history``): create-requested -> stub-paused (or stub-active ->
+pause-requested -> stub-paused) -> prompt-requested -> prompt-verified ->
+activate-requested -> active -> delete-requested -> deleted; prompt-rejected
+when the evaluator refuses the bootstrap. stub-active and prompt-verified are
+what verify saw: each is saved, then at once the stage whose payload verify
+prints (pause-requested, activate-requested).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from typing import Any
 from act import judge, sources, statedir
 from act.command import Context
 from act.errors import ActError, UsageError
+from act.plans import read_intent
+from act.state_models import AutomationProgress, AutomationStage, build, updated
 from evaluator import markers, policy
 from evaluator.canonical import text_digest
 
@@ -49,8 +54,8 @@ def delete_payload(automation_id: str) -> dict[str, Any]:
 # --- state --------------------------------------------------------------------------------
 
 
-def _record(directory: statedir.StateDir) -> dict[str, Any]:
-    record = directory.read_optional(statedir.AUTOMATION)
+def _record(directory: statedir.StateDir) -> AutomationProgress:
+    record = directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
     if record is None:
         raise ActError(
             "automation-not-started",
@@ -60,21 +65,18 @@ def _record(directory: statedir.StateDir) -> dict[str, Any]:
     return record
 
 
-def _save(directory: statedir.StateDir, record: dict[str, Any], stage: str) -> dict[str, Any]:
-    record = {
-        **record,
-        "stage": stage,
-        "history": record.get("history", []) + [{"stage": stage, "at": statedir.now_text()}],
-    }
-    directory.write(statedir.AUTOMATION, record)
+def _save(directory: statedir.StateDir, record: AutomationProgress, stage: AutomationStage) -> AutomationProgress:
+    reached = {"stage": stage, "at": statedir.now_text()}
+    record = updated(record, stage=stage, history=[*(entry.as_dict() for entry in record.history), reached])
+    directory.write_model(statedir.AUTOMATION, record)
     return record
 
 
-def _require_stage(record: dict[str, Any], *stages: str) -> None:
-    if record["stage"] not in stages:
+def _require_stage(record: AutomationProgress, *stages: AutomationStage) -> None:
+    if record.stage not in stages:
         raise ActError(
             "automation-stage-mismatch",
-            f"the automation is at stage {record['stage']}; this step needs {' or '.join(stages)}",
+            f"the automation is at stage {record.stage}; this step needs {' or '.join(stages)}",
             path="/automation/stage",
         )
 
@@ -84,29 +86,32 @@ def _require_stage(record: dict[str, Any], *stages: str) -> None:
 
 def run_create(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
-    intent = directory.read(statedir.INTENT)
-    pr_number = ctx.args.pr if ctx.args.pr is not None else intent["reuse_pr_number"]
+    intent = read_intent(directory)
+    pr_number = ctx.args.pr if ctx.args.pr is not None else intent.reuse_pr_number
     if pr_number is None or pr_number <= 0:
         raise UsageError("name the new pull request with --pr N")
-    if intent["reuse_pr_number"] is not None and pr_number != intent["reuse_pr_number"]:
-        raise ActError(
-            "intent-pr-mismatch", f"the plan reuses #{intent['reuse_pr_number']}, not #{pr_number}", path="/pr"
-        )
+    if intent.reuse_pr_number is not None and pr_number != intent.reuse_pr_number:
+        raise ActError("intent-pr-mismatch", f"the plan reuses #{intent.reuse_pr_number}, not #{pr_number}", path="/pr")
     if directory.exists(statedir.AUTOMATION):
         raise ActError(
             "automation-already-requested",
-            f"an automation was already requested for this loop (stage {_record(directory)['stage']})",
+            f"an automation was already requested for this loop (stage {_record(directory).stage})",
             path="/automation",
         )
-    key = markers.automation_key(policy.HOST, intent["repository"], pr_number, intent["run_id"])
-    record = {
-        "key": key,
-        "pr_number": pr_number,
-        "id": None,
-        "inert_prompt_sha256": text_digest(INERT_PROMPT),
-        "rendered_prompt_sha256": None,
-    }
-    _save(directory, record, "create-requested")
+    key = markers.automation_key(policy.HOST, intent.repository, pr_number, intent.run_id)
+    requested = build(
+        AutomationProgress,
+        {
+            "key": key,
+            "pr_number": pr_number,
+            "id": None,
+            "stage": "create-requested",
+            "inert_prompt_sha256": text_digest(INERT_PROMPT),
+            "rendered_prompt_sha256": None,
+            "history": [],
+        },
+    )
+    _save(directory, requested, "create-requested")
     return {
         "automation_key": key,
         "payload": create_payload(key),
@@ -122,11 +127,11 @@ def run_create(ctx: Context) -> dict[str, Any]:
 
 def run_prompt(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
-    intent = directory.read(statedir.INTENT)
+    intent = read_intent(directory)
     record = _record(directory)
     _require_stage(record, "stub-paused")
     document = sources.prompt_document(
-        ctx.world, directory.file(statedir.INITIAL), record["pr_number"], record["id"], intent["checkout"]
+        ctx.world, directory.file(statedir.INITIAL), record.pr_number, _known_id(record), intent.checkout
     )
     directory.write("prompt-candidate.json", document)
     verdict = judge.evaluate("prompt", document)
@@ -140,12 +145,13 @@ def run_prompt(ctx: Context) -> dict[str, Any]:
         )
     result = verdict.result
     directory.write(statedir.PROMPT, document)
-    record["rendered_prompt_sha256"] = result["rendered_prompt_sha256"]
-    _save(directory, record, "prompt-requested")
+    record = _save(
+        directory, updated(record, rendered_prompt_sha256=result["rendered_prompt_sha256"]), "prompt-requested"
+    )
     return {
         "automation_key": result["automation_key"],
         "rendered_prompt_sha256": result["rendered_prompt_sha256"],
-        "payload": update_payload(record["id"], prompt=result["rendered_prompt"]),
+        "payload": update_payload(_known_id(record), prompt=result["rendered_prompt"]),
         "next": (
             "call automation_update with this payload exactly (the prompt is three lines, no trailing newline), then "
             "`loop.py verify-automation`"
@@ -160,8 +166,8 @@ def run_delete(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     record = _record(directory)
     last = directory.read_optional(statedir.LAST_RESULT) or {}
-    permitted_by_evaluator = record["id"] is not None and last.get("delete_automation_id") == record["id"]
-    if not (permitted_by_evaluator or record["stage"] == "prompt-rejected"):
+    permitted_by_evaluator = record.id is not None and last.get("delete_automation_id") == record.id
+    if not (permitted_by_evaluator or record.stage == "prompt-rejected"):
         raise ActError(
             "automation-delete-not-permitted",
             "only an emitted finish-finalization or cleanup stop naming this automation (delete_automation_id), "
@@ -170,7 +176,7 @@ def run_delete(ctx: Context) -> dict[str, Any]:
         )
     _save(directory, record, "delete-requested")
     return {
-        "payload": delete_payload(record["id"]),
+        "payload": delete_payload(_known_id(record)),
         "next": "call automation_update with this payload exactly, then `loop.py verify-automation`",
     }
 
@@ -178,19 +184,31 @@ def run_delete(ctx: Context) -> dict[str, Any]:
 # --- verify-automation ---------------------------------------------------------------------
 
 
-def _observe(ctx: Context, record: dict[str, Any]) -> list[dict[str, Any]]:
+def _known_id(record: AutomationProgress) -> str:
+    """The automation's id, known from the first verify on; a record at a later stage without one was edited."""
+    if record.id is None:
+        raise ActError(
+            "state-file-invalid",
+            f"automation.json is at stage {record.stage} but holds no automation id; nothing is written",
+            path="/id",
+            details={"state_file": statedir.AUTOMATION},
+        )
+    return record.id
+
+
+def _observe(ctx: Context, record: AutomationProgress) -> list[dict[str, Any]]:
     from observe.registry import owned_automations
 
     with sources.observing():
-        return [dict(r) for r in owned_automations(ctx.world.registry_root(), record["key"])]
+        return [dict(r) for r in owned_automations(ctx.world.registry_root(), record.key)]
 
 
 def _differences(
-    observed: dict[str, Any], record: dict[str, Any], *, status: str, prompt_sha256: str
+    observed: dict[str, Any], record: AutomationProgress, *, status: str, prompt_sha256: str | None
 ) -> list[dict[str, Any]]:
     expected = {
-        "id": record["id"],
-        "name": record["key"],
+        "id": record.id,
+        "name": record.key,
         "rrule": policy.HEARTBEAT_RRULE,
         "status": status,
         "prompt_sha256": prompt_sha256,
@@ -207,60 +225,63 @@ def run_verify(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     record = _record(directory)
     given = ctx.args.automation_id
-    if record["stage"] == "create-requested":
+    if record.stage == "create-requested":
         if given is None:
             raise UsageError("the first verify needs --id ID, the automationId the create call answered")
-        record["id"] = given
-    elif given is not None and given != record["id"]:
-        raise ActError("automation-id-not-ours", f"this loop's automation is {record['id']}, not {given}", path="/id")
+        record = updated(record, id=given)
+    elif given is not None and given != record.id:
+        raise ActError("automation-id-not-ours", f"this loop's automation is {record.id}, not {given}", path="/id")
+    automation_id = _known_id(record)
     owned = _observe(ctx, record)
-    stage = record["stage"]
+    stage = record.stage
     if stage == "delete-requested":
         if owned:
             raise ActError(
                 "automation-not-deleted",
                 f"{len(owned)} automation(s) with this loop's key remain: {[r['id'] for r in owned]}; call the "
                 "delete payload again and verify",
-                details={"payload": delete_payload(record["id"])},
+                details={"payload": delete_payload(automation_id)},
             )
         _save(directory, record, "deleted")
         return {"outcome": "deleted", "next": "nothing: the automation is gone"}
-    if len(owned) != 1 or owned[0]["id"] != record["id"]:
+    if len(owned) != 1 or owned[0]["id"] != automation_id:
         raise ActError(
             "automation-not-unique",
-            f"expected exactly automation {record['id']} with this loop's key, found {[r['id'] for r in owned]}; "
+            f"expected exactly automation {automation_id} with this loop's key, found {[r['id'] for r in owned]}; "
             "stop and tell the person, who removes any other",
             details={"observed": owned},
         )
     observed = owned[0]
-    rendered = record["rendered_prompt_sha256"]
+    rendered = record.rendered_prompt_sha256
     if stage in ("create-requested", "pause-requested", "stub-active", "stub-paused"):
         if observed["status"] == "ACTIVE" and not _differences(
-            observed, record, status="ACTIVE", prompt_sha256=record["inert_prompt_sha256"]
+            observed, record, status="ACTIVE", prompt_sha256=record.inert_prompt_sha256
         ):
             # Codex has been seen saving a PAUSED create as ACTIVE: pause it before anything else.
+            record = _save(directory, record, "stub-active")
             _save(directory, record, "pause-requested")
             return {
                 "outcome": "created-active",
-                "payload": update_payload(record["id"], status="PAUSED"),
+                "payload": update_payload(automation_id, status="PAUSED"),
                 "next": (
                     "the stub was saved ACTIVE: call automation_update with this payload before anything else, then "
                     "`loop.py verify-automation`"
                 ),
             }
-        _require_clean(observed, record, status="PAUSED", prompt_sha256=record["inert_prompt_sha256"])
+        _require_clean(observed, record, status="PAUSED", prompt_sha256=record.inert_prompt_sha256)
         _save(directory, record, "stub-paused")
         return {
             "outcome": "stub-paused",
-            "automation_id": record["id"],
+            "automation_id": automation_id,
             "next": "post the round-0 review request if not yet posted, then `loop.py automation-prompt`",
         }
     if stage in ("prompt-requested", "prompt-verified"):
         _require_clean(observed, record, status="PAUSED", prompt_sha256=rendered)
+        record = _save(directory, record, "prompt-verified")
         _save(directory, record, "activate-requested")
         return {
             "outcome": "prompt-verified",
-            "payload": update_payload(record["id"], status="ACTIVE"),
+            "payload": update_payload(automation_id, status="ACTIVE"),
             "next": "call automation_update with this payload exactly, then `loop.py verify-automation`",
         }
     if stage in ("activate-requested", "active"):
@@ -268,13 +289,15 @@ def run_verify(ctx: Context) -> dict[str, Any]:
         _save(directory, record, "active")
         return {
             "outcome": "active",
-            "automation_id": record["id"],
+            "automation_id": automation_id,
             "next": "the loop is live: end this turn; every wakeup starts with `loop.py wakeup`",
         }
     raise ActError("automation-stage-mismatch", f"nothing to verify at stage {stage}", path="/automation/stage")
 
 
-def _require_clean(observed: dict[str, Any], record: dict[str, Any], *, status: str, prompt_sha256: str) -> None:
+def _require_clean(
+    observed: dict[str, Any], record: AutomationProgress, *, status: str, prompt_sha256: str | None
+) -> None:
     found = _differences(observed, record, status=status, prompt_sha256=prompt_sha256)
     if found:
         fields = ", ".join(d["field"] for d in found)

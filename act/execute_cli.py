@@ -23,6 +23,7 @@ from act.command import Context
 from act.errors import ActError
 from act.ghops import GitHubWriter
 from act.gitops import GitWriter
+from act.state_models import InitialPlan, InitialTexts, RecurringPlan
 
 EXECUTING = {"remediation": "execute-remediation", "finalization": "execute-finalization"}
 _CLAIM_KIND = re.compile(r"github-codex-pr-loop-claim run=[0-9a-f]{32} kind=(remediation|finalization|cleanup) ")
@@ -49,20 +50,20 @@ def _observed(call: Any) -> Any:
 
 
 def _fresh_state(ctx: Context, directory: statedir.StateDir, wakeup_id: str) -> dict[str, Any]:
-    intent = directory.read(statedir.INTENT)
+    intent = plans.read_intent(directory)
     boot = directory.read(statedir.PROMPT)["bootstrap_snapshot"]
-    return sources.wakeup_state(ctx.world, intent["checkout"], boot, wakeup_id, plans.carried_approval(directory, None))
+    return sources.wakeup_state(ctx.world, intent.checkout, boot, wakeup_id, plans.carried_approval(directory, None))
 
 
 def _judge_with_plan(
-    ctx: Context, directory: statedir.StateDir, pending: dict[str, Any], wakeup_id: str
+    ctx: Context, directory: statedir.StateDir, pending: RecurringPlan, wakeup_id: str
 ) -> dict[str, Any]:
     """A fresh state (same wakeup id) with the pending plan embedded, judged by the evaluator."""
-    intent = directory.read(statedir.INTENT)
+    intent = plans.read_intent(directory)
     state = _fresh_state(ctx, directory, wakeup_id)
-    manifest = pending["manifest"]
+    manifest = pending.manifest.as_dict()
     boundary = (
-        sources.execution_boundary(ctx.world, intent["checkout"], state["repository"])
+        sources.execution_boundary(ctx.world, intent.checkout, state["repository"])
         if manifest["kind"] == "remediation"
         else None
     )
@@ -71,9 +72,9 @@ def _judge_with_plan(
     return judge.require_accepted(judge.evaluate("state", planned), "the fresh state with the plan")
 
 
-def _recurring_recheck(ctx: Context, directory: statedir.StateDir, pending: dict[str, Any], wakeup_id: str) -> Any:
+def _recurring_recheck(ctx: Context, directory: statedir.StateDir, pending: RecurringPlan, wakeup_id: str) -> Any:
     """Before each operation: the evaluator on a fresh state with the plan, until its own writes make it stale."""
-    manifest = pending["manifest"]
+    manifest = pending.manifest.as_dict()
     accepted = (EXECUTING[manifest["kind"]], "finish-finalization")
 
     def recheck(operation: str, entry: dict[str, Any]) -> None:
@@ -88,11 +89,11 @@ def _recurring_recheck(ctx: Context, directory: statedir.StateDir, pending: dict
             _require_checkpoint(ctx, directory, manifest, entry, wakeup_id, operation)
             return
         result = _judge_with_plan(ctx, directory, pending, wakeup_id)
-        if result["action"] not in accepted or result.get("plan_hash") != pending["plan_hash"]:
+        if result["action"] not in accepted or result.get("plan_hash") != pending.plan_hash:
             raise ActError(
                 "plan-drifted",
                 f"on a fresh observation the evaluator emits {result['action']} ({', '.join(result['reasons'])}), "
-                f"not the execution of {pending['plan_hash']}; nothing is written",
+                f"not the execution of {pending.plan_hash}; nothing is written",
                 details={"evaluation": result},
             )
 
@@ -101,7 +102,7 @@ def _recurring_recheck(ctx: Context, directory: statedir.StateDir, pending: dict
 
 def _committed(ctx: Context, manifest: dict[str, Any]) -> bool:
     """Whether the checkout's HEAD moved off the planned head (a commit made before a crash lost its ledger entry)."""
-    directory_checkout = ctx.state_dir().read(statedir.INTENT)["checkout"]
+    directory_checkout = plans.read_intent(ctx.state_dir()).checkout
     with _git(ctx, directory_checkout, manifest["repository"]) as git:
         return git.head() != manifest["current_head_sha"]
 
@@ -145,8 +146,8 @@ def _require_checkpoint(
 # --- execute ---------------------------------------------------------------------
 
 
-def _initial_job(ctx: Context, directory: statedir.StateDir, pending: dict[str, Any]) -> core.Job:
-    intent = directory.read(statedir.INTENT)
+def _initial_job(ctx: Context, directory: statedir.StateDir, pending: InitialPlan) -> core.Job:
+    intent = plans.read_intent(directory)
     document = directory.read(statedir.INITIAL)
     snapshot, manifest = document["initial_snapshot"], document["initial_manifest"]
 
@@ -157,38 +158,38 @@ def _initial_job(ctx: Context, directory: statedir.StateDir, pending: dict[str, 
     return core.Job(
         directory=directory,
         kind="initial",
-        plan_hash=pending["plan_hash"],
+        plan_hash=pending.plan_hash,
         operations=list(manifest["operations"]),
         manifest=manifest,
-        checkout=intent["checkout"],
+        checkout=intent.checkout,
         repository=snapshot["repository"],
-        git=lambda: _git(ctx, intent["checkout"], snapshot["repository"]),
+        git=lambda: _git(ctx, intent.checkout, snapshot["repository"]),
         github=lambda: _github(ctx, snapshot["repository"]),
         recheck=recheck,
         snapshot=snapshot,
-        texts=directory.read(statedir.INITIAL_TEXTS),
+        texts=directory.read_model(statedir.INITIAL_TEXTS, InitialTexts).as_dict(),
     )
 
 
-def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: dict[str, Any]) -> core.Job:
-    intent = directory.read(statedir.INTENT)
-    manifest = pending["manifest"]
+def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: RecurringPlan) -> core.Job:
+    intent = plans.read_intent(directory)
+    manifest = pending.manifest.as_dict()
     current = wakeup.current_wakeup(directory)
-    if pending["plan_hash"] not in {claim["plan_hash"] for claim in current["claims"]}:
+    if pending.plan_hash not in {claim.plan_hash for claim in current.claims}:
         raise ActError(
             "plan-not-claimed",
-            f"this wakeup holds no claim for {pending['plan_hash']}: post it with `loop.py claim` first",
+            f"this wakeup holds no claim for {pending.plan_hash}: post it with `loop.py claim` first",
             path="/plan_hash",
         )
     last = directory.read_optional(statedir.LAST_RESULT) or {}
-    entry = core.ledger_entry(directory, pending["plan_hash"], manifest["kind"])
+    entry = core.ledger_entry(directory, pending.plan_hash, manifest["kind"])
     if not entry["done"] and (
         last.get("action") not in (EXECUTING[manifest["kind"]], "finish-finalization")
-        or last.get("plan_hash") != pending["plan_hash"]
+        or last.get("plan_hash") != pending.plan_hash
     ):
         raise ActError(
             "action-not-execute",
-            f"the last evaluation emitted {last.get('action')}, not the execution of {pending['plan_hash']}",
+            f"the last evaluation emitted {last.get('action')}, not the execution of {pending.plan_hash}",
             path="/action",
         )
     operations = (
@@ -197,7 +198,7 @@ def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: dict[str
         else entry["facts"].get("operations", manifest["operations"])
     )
     entry["facts"]["operations"] = operations
-    core.save_entry(directory, pending["plan_hash"], entry)
+    core.save_entry(directory, pending.plan_hash, entry)
     details = {
         "thread_ids": last.get("thread_ids", []),
         "reply_marker": last.get("reply_marker") or entry["facts"].get("reply_marker"),
@@ -205,30 +206,30 @@ def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: dict[str
     if manifest["kind"] == "remediation":
         details["next_round"] = last.get("fix_rounds", 0) + 1 if not entry["done"] else entry["facts"]["next_round"]
         entry["facts"].update(reply_marker=details["reply_marker"], next_round=details["next_round"])
-        core.save_entry(directory, pending["plan_hash"], entry)
+        core.save_entry(directory, pending.plan_hash, entry)
     return core.Job(
         directory=directory,
         kind=manifest["kind"],
-        plan_hash=pending["plan_hash"],
+        plan_hash=pending.plan_hash,
         operations=operations,
         manifest=manifest,
-        checkout=intent["checkout"],
+        checkout=intent.checkout,
         repository=manifest["repository"],
-        git=lambda: _git(ctx, intent["checkout"], manifest["repository"]),
+        git=lambda: _git(ctx, intent.checkout, manifest["repository"]),
         github=lambda: _github(ctx, manifest["repository"]),
-        recheck=_recurring_recheck(ctx, directory, pending, current["wakeup_id"]),
+        recheck=_recurring_recheck(ctx, directory, pending, current.wakeup_id),
         details=details,
     )
 
 
 def run_execute(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
-    pending = directory.read_optional(statedir.PENDING)
+    pending = plans.read_pending(directory)
     if pending is None:
         raise ActError("no-plan", "the state directory holds no plan to execute", path="/plan")
     job = (
         _initial_job(ctx, directory, pending)
-        if pending["kind"] == "initial"
+        if isinstance(pending, InitialPlan)
         else _recurring_job(ctx, directory, pending)
     )
     with sources.observing():
@@ -241,9 +242,14 @@ def run_execute(ctx: Context) -> dict[str, Any]:
 def run_claim(ctx: Context) -> dict[str, Any]:
     """Post the evaluator's claim comment once; record it for this wakeup (then `wakeup --continue`)."""
     directory = ctx.state_dir()
-    pending = directory.read_optional(statedir.PENDING) or {}
+    pending = plans.read_pending(directory)
     last = directory.read_optional(statedir.LAST_RESULT) or {}
-    if last.get("action") != "claim-plan" or last.get("plan_hash") != pending.get("plan_hash"):
+    if (
+        pending is None
+        or isinstance(pending, InitialPlan)
+        or last.get("action") != "claim-plan"
+        or last.get("plan_hash") != pending.plan_hash
+    ):
         raise ActError(
             "action-not-claim",
             f"the last evaluation emitted {last.get('action')} for {last.get('plan_hash')}, "
@@ -251,11 +257,11 @@ def run_claim(ctx: Context) -> dict[str, Any]:
             path="/action",
         )
     current = wakeup.current_wakeup(directory)
-    result = _judge_with_plan(ctx, directory, pending, current["wakeup_id"])  # the request key and the plan, fresh
+    result = _judge_with_plan(ctx, directory, pending, current.wakeup_id)  # the request key and the plan, fresh
     # After a crash the claim may be posted already: the evaluator then says this wakeup holds it.
     posted_already = (
         result["action"] in (*EXECUTING.values(), "finish-finalization")
-        and result.get("plan_hash") == pending["plan_hash"]
+        and result.get("plan_hash") == pending.plan_hash
     )
     if not posted_already and (
         result["action"] != "claim-plan" or result.get("claim_comment_body") != last["claim_comment_body"]
@@ -271,19 +277,16 @@ def run_claim(ctx: Context) -> dict[str, Any]:
         raise ActError(
             "claim-body-invalid", "the claim comment body carries no claim marker", path="/claim_comment_body"
         )
-    manifest = pending["manifest"]
+    manifest = pending.manifest.as_dict()
     github = _github(ctx, manifest["repository"])
     with sources.observing():
         user_id = github.user_id()
         outcome, comment = github.post_comment_once(manifest["pr_number"], user_id, body, body.strip(), "claim")
-    if not any(
-        claim["plan_hash"] == pending["plan_hash"] and claim["comment_id"] == comment["id"]
-        for claim in current["claims"]
-    ):
-        wakeup.record_claim(directory, current["wakeup_id"], pending["plan_hash"], kind.group(1), comment["id"])
+    if not any(claim.plan_hash == pending.plan_hash and claim.comment_id == comment["id"] for claim in current.claims):
+        wakeup.record_claim(directory, current.wakeup_id, pending.plan_hash, kind.group(1), comment["id"])
     return {
         "outcome": outcome,
         "comment_id": comment["id"],
-        "wakeup_id": current["wakeup_id"],
+        "wakeup_id": current.wakeup_id,
         "next": "re-collect in this same wakeup: `loop.py wakeup --continue`",
     }

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from act import aftermath, judge, sources, statedir, summary
 from act.build import initial as initial_builder
@@ -20,6 +20,19 @@ from act.build import recurring
 from act.command import HEX64, Context
 from act.diff import changes
 from act.errors import ActError, UsageError
+from act.state_models import (
+    PENDING_MODELS,
+    Approval,
+    AutomationProgress,
+    BuiltPlan,
+    InitialPlan,
+    InitialTexts,
+    Intent,
+    PendingPlan,
+    RemediationPlan,
+    Wakeup,
+    build,
+)
 from evaluator import markers
 
 PLAN_ACTIONS = {
@@ -58,20 +71,27 @@ def _text(value: str | None, file: str | None, flag: str) -> str | None:
         raise UsageError(f"--{flag}-file {file!r} is not UTF-8") from None
 
 
-def record_plan(directory: statedir.StateDir, pending: dict[str, Any]) -> dict[str, Any]:
+def read_intent(directory: statedir.StateDir) -> Intent:
+    return directory.read_model(statedir.INTENT, Intent)
+
+
+def read_pending(directory: statedir.StateDir) -> PendingPlan | None:
+    """The plan awaiting approval or execution, checked against its kind's model."""
+    return cast("PendingPlan | None", directory.read_model_optional(statedir.PENDING, PENDING_MODELS))
+
+
+def record_plan(directory: statedir.StateDir, pending: PendingPlan) -> PendingPlan | None:
     """Make ``pending`` the plan awaiting approval; every plan ever built stays listed by hash."""
-    previous = directory.read_optional(statedir.PENDING)
-    directory.write(
-        f"{statedir.PLANS}/{pending['plan_hash']}.json",
-        {key: pending[key] for key in ("kind", "plan_hash", "built_at")},
-    )
-    directory.write(statedir.PENDING, pending)
-    return previous or {}
+    previous = read_pending(directory)
+    built = build(BuiltPlan, {"kind": pending.kind, "plan_hash": pending.plan_hash, "built_at": pending.built_at})
+    directory.write_model(f"{statedir.PLANS}/{pending.plan_hash}.json", built)
+    directory.write_model(statedir.PENDING, pending)
+    return previous
 
 
 def recorded_approval(directory: statedir.StateDir, kinds: tuple[str, ...]) -> str | None:
-    approval = directory.read_optional(statedir.APPROVAL)
-    return approval["plan_hash"] if approval is not None and approval.get("kind") in kinds else None
+    approval = directory.read_model_optional(statedir.APPROVAL, Approval)
+    return approval.plan_hash if approval is not None and approval.kind in kinds else None
 
 
 def carried_approval(directory: statedir.StateDir, request_key: str | None) -> str | None:
@@ -83,10 +103,16 @@ def carried_approval(directory: statedir.StateDir, request_key: str | None) -> s
     inherits it. Whether it names the plan embedded is the evaluator's call.
     """
     approved = recorded_approval(directory, ("remediation", "finalization"))
-    pending = directory.read_optional(statedir.PENDING) or {}
-    if approved is None or approved != pending.get("plan_hash") or pending.get("executed_at") is not None:
+    pending = read_pending(directory)
+    if (
+        approved is None
+        or pending is None
+        or isinstance(pending, InitialPlan)
+        or approved != pending.plan_hash
+        or pending.executed_at is not None
+    ):
         return None
-    return approved if request_key is None or pending.get("request_key") == request_key else None
+    return approved if request_key is None or pending.request_key == request_key else None
 
 
 # --- init ----------------------------------------------------------------------
@@ -174,19 +200,22 @@ def run_init(ctx: Context) -> dict[str, Any]:
     path = Path(ctx.args.state_dir) if ctx.args.state_dir else statedir.default_path(run_id)
     directory = statedir.StateDir.create(path, checkout=intent["checkout"])
     built_at = statedir.now_text()
-    directory.write(statedir.INTENT, {**intent, "created_at": built_at})
+    directory.write_model(statedir.INTENT, build(Intent, {**intent, "created_at": built_at}))
     directory.write(statedir.INITIAL, document)
-    directory.write(statedir.INITIAL_TEXTS, texts)
-    directory.write(statedir.INITIAL_RESULT, {"validated_at": built_at, "result": result})
+    directory.write_model(statedir.INITIAL_TEXTS, build(InitialTexts, texts))
+    directory.write(statedir.INITIAL_RESULT, {"validated_at": built_at, "rebuilt": False, "result": result})
     record_plan(
         directory,
-        {
-            "kind": "initial",
-            "plan_hash": result["initial_plan_hash"],
-            "mode": intent["mode"],
-            "built_at": built_at,
-            "manifest": document["initial_manifest"],
-        },
+        build(
+            InitialPlan,
+            {
+                "kind": "initial",
+                "plan_hash": result["initial_plan_hash"],
+                "mode": intent["mode"],
+                "built_at": built_at,
+                "manifest": document["initial_manifest"],
+            },
+        ),
     )
     return {
         "run_id": run_id,
@@ -221,9 +250,9 @@ def _after_init(mode: str, directory: statedir.StateDir) -> str:
 def rebuild_initial(ctx: Context) -> None:
     """The stored initial plan, rebuilt from fresh observations: identical and approved, or nothing is written."""
     directory = ctx.state_dir()
-    intent = directory.read(statedir.INTENT)
+    intent = read_intent(directory).as_dict()
     approved_document = directory.read(statedir.INITIAL)
-    approved_texts = directory.read(statedir.INITIAL_TEXTS)
+    approved_texts = directory.read_model(statedir.INITIAL_TEXTS, InitialTexts).as_dict()
     plan_hash = approved_document["initial_plan_hash"]
     if intent["mode"] == "approval-gated":
         approved = recorded_approval(directory, ("initial",))
@@ -310,19 +339,18 @@ def _finish_plan(
         )
     directory.write(statedir.STATE, planned)
     directory.write(statedir.LAST_RESULT, result)
-    previous = record_plan(
-        directory,
-        {
-            "kind": kind,
-            "plan_hash": plan_hash,
-            "mode": state["mode"],
-            "built_at": statedir.now_text(),
-            "request_key": state["request_key"],
-            "wakeup_id": state["wakeup_id"],
-            "choices": choices,
-            "manifest": manifest,
-        },
-    )
+    recorded = {
+        "kind": kind,
+        "plan_hash": plan_hash,
+        "mode": state["mode"],
+        "built_at": statedir.now_text(),
+        "request_key": state["request_key"],
+        "wakeup_id": state["wakeup_id"],
+        **({} if choices is None else {"choices": choices}),
+        "manifest": manifest,
+        "executed_at": None,
+    }
+    previous = record_plan(directory, cast("PendingPlan", build(PENDING_MODELS[kind], recorded)))
     output: dict[str, Any] = {
         "plan_kind": kind,
         "plan_hash": plan_hash,
@@ -332,13 +360,15 @@ def _finish_plan(
         "approval_summary": plan_summary,
     }
     if (
-        previous.get("kind") == kind
-        and previous.get("request_key") == state["request_key"]
-        and previous.get("plan_hash") != plan_hash
+        previous is not None
+        and not isinstance(previous, InitialPlan)
+        and previous.kind == kind
+        and previous.request_key == state["request_key"]
+        and previous.plan_hash != plan_hash
     ):
-        output["changes_since_pending"] = changes(previous["manifest"], manifest)
+        output["changes_since_pending"] = changes(previous.manifest.as_dict(), manifest)
         output["note"] = (
-            f"this plan differs from the pending plan {previous['plan_hash']}; an approval of that hash does not "
+            f"this plan differs from the pending plan {previous.plan_hash}; an approval of that hash does not "
             "carry over"
         )
     output["next"] = _next_for_plan(result["action"], directory, plan_hash)
@@ -361,21 +391,21 @@ def _next_for_plan(action: str, directory: statedir.StateDir, plan_hash: str) ->
 
 def run_plan_remediation(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
-    intent = directory.read(statedir.INTENT)
+    intent = read_intent(directory)
     state = _state_input(ctx, directory)
     args = ctx.args
     if args.reuse_pending:
         if args.path or args.command:
             raise UsageError("--reuse-pending takes the pending plan's paths and commands; give no --path or --command")
-        pending = directory.read_optional(statedir.PENDING) or {}
-        if pending.get("kind") != "remediation":
+        pending = read_pending(directory)
+        if not isinstance(pending, RemediationPlan):
             raise ActError(
                 "pending-plan-missing", "there is no pending remediation plan to rebuild; choose --path and --command"
             )
         paths, argvs, template = (
-            pending["choices"]["paths"],
-            pending["choices"]["commands"],
-            pending["choices"]["review_request_body_template"],
+            pending.choices.paths,
+            pending.choices.commands,
+            pending.choices.review_request_body_template,
         )
     else:
         if not args.path:
@@ -386,9 +416,9 @@ def run_plan_remediation(ctx: Context) -> dict[str, Any]:
     _require_action(directory, state, "plan-remediation")
     manifest = recurring.remediation_manifest(
         state,
-        path_records=sources.path_records(intent["checkout"], paths),
+        path_records=sources.path_records(intent.checkout, paths),
         commands=sources.commands(argvs),
-        execution=sources.execution_boundary(ctx.world, intent["checkout"], state["repository"]),
+        execution=sources.execution_boundary(ctx.world, intent.checkout, state["repository"]),
         template=template,
     )
     choices = {
@@ -416,10 +446,10 @@ def run_plan_finalization(ctx: Context) -> dict[str, Any]:
 def run_approve(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     named = ctx.args.hash
-    pending = directory.read_optional(statedir.PENDING)
+    pending = read_pending(directory)
     if pending is None:
         raise ActError("approval-no-pending-plan", "no plan is pending; nothing can be approved", path="/hash")
-    if pending["mode"] == "autonomous":
+    if pending.mode == "autonomous":
         raise ActError(
             "approval-not-needed",
             "this loop is autonomous: its plans need no approval and none is recorded",
@@ -429,48 +459,56 @@ def run_approve(ctx: Context) -> dict[str, Any]:
         raise ActError(
             "approval-hash-malformed",
             f"{named[:80]!r} is not a 64-character lowercase hex hash; a shortened or re-cased hash is no approval. "
-            f"The pending plan is {pending['plan_hash']}",
+            f"The pending plan is {pending.plan_hash}",
             path="/hash",
         )
-    if named != pending["plan_hash"]:
+    if named != pending.plan_hash:
         if directory.exists(f"{statedir.PLANS}/{named}.json"):
-            older = directory.read(f"{statedir.PLANS}/{named}.json")
+            older = directory.read_model(f"{statedir.PLANS}/{named}.json", BuiltPlan)
             raise ActError(
                 "approval-hash-stale",
-                f"{named} names an older {older['kind']} plan (built {older['built_at']}), not the pending "
-                f"{pending['kind']} plan {pending['plan_hash']}; show the person the pending plan and wait for its "
+                f"{named} names an older {older.kind} plan (built {older.built_at}), not the pending "
+                f"{pending.kind} plan {pending.plan_hash}; show the person the pending plan and wait for its "
                 "hash",
                 path="/hash",
             )
         raise ActError(
             "approval-hash-mismatch",
-            f"{named} is not the pending {pending['kind']} plan's hash {pending['plan_hash']}; nothing is approved",
+            f"{named} is not the pending {pending.kind} plan's hash {pending.plan_hash}; nothing is approved",
             path="/hash",
         )
-    approval = {"plan_hash": named, "kind": pending["kind"], "approved_at": statedir.now_text()}
-    directory.write(statedir.APPROVAL, approval)
+    approval = build(Approval, {"plan_hash": named, "kind": pending.kind, "approved_at": statedir.now_text()})
+    directory.write_model(statedir.APPROVAL, approval)
     after = (
         _execute_initial(directory)
-        if pending["kind"] == "initial"
+        if pending.kind == "initial"
         else "the next wakeup carries this approval; rebuild the plan there with the same choices"
     )
-    return {"approved": approval, "next": after}
+    return {"approved": approval.as_dict(), "next": after}
 
 
 def run_status(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
-    intent = directory.read_optional(statedir.INTENT) or {}
-    pending = directory.read_optional(statedir.PENDING)
+    intent = directory.read_model_optional(statedir.INTENT, Intent)
+    pending = read_pending(directory)
+    approval = directory.read_model_optional(statedir.APPROVAL, Approval)
+    wakeup = directory.read_model_optional(statedir.WAKEUP, Wakeup)
+    automation = directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
     return {
         "state_dir": str(directory.path),
-        "run_id": intent.get("run_id"),
-        "mode": intent.get("mode"),
+        "run_id": None if intent is None else intent.run_id,
+        "mode": None if intent is None else intent.mode,
         "pending_plan": None
         if pending is None
-        else {key: pending.get(key) for key in ("kind", "plan_hash", "built_at", "request_key")},
-        "approval": directory.read_optional(statedir.APPROVAL),
-        "wakeup": directory.read_optional(statedir.WAKEUP),
-        "automation": directory.read_optional(statedir.AUTOMATION),
+        else {
+            "kind": pending.kind,
+            "plan_hash": pending.plan_hash,
+            "built_at": pending.built_at,
+            "request_key": None if isinstance(pending, InitialPlan) else pending.request_key,
+        },
+        "approval": None if approval is None else approval.as_dict(),
+        "wakeup": None if wakeup is None else wakeup.as_dict(),
+        "automation": None if automation is None else automation.as_dict(),
         "last_action": (directory.read_optional(statedir.LAST_RESULT) or {}).get("action"),
         # Once the loop has finished: what Codex said since (GitHub is read only then).
         "after_finalization": aftermath.after_finalization(ctx.world, directory),

@@ -10,8 +10,10 @@ this module is read from a credential. Layout: references/hands.md.
 
 Every write is atomic (a fresh 0600 file renamed over the old one), so a
 crash leaves the old or the new file, never half of one. Every read is the
-evaluator's strict JSON parser: a file edited into something ambiguous is an
-error, not a guess.
+evaluator's strict JSON parser, and the hands' own files are read through
+their typed models (act/state_models.py): a file edited into something
+ambiguous or into the wrong shape is an error naming the file and the JSON
+Pointer, not a guess.
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ import stat
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from act.errors import ActError
 from evaluator.canonical import parse_document
 from evaluator.errors import Rejected
+from evaluator.models.common import Strict, validate
+
+Model = TypeVar("Model", bound=Strict)
 
 APP = "github-codex-pr-loop"
 
@@ -140,6 +145,44 @@ class StateDir:
 
     def read_optional(self, name: str) -> dict[str, Any] | None:
         return self.read(name) if self.exists(name) else None
+
+    def read_model(self, name: str, model: type[Model] | dict[str, type[Model]]) -> Model:
+        """The file checked against its model; several models are chosen between by the file's ``kind``."""
+        value = self.read(name)
+        if isinstance(model, dict):
+            kind = value.get("kind")
+            chosen = model.get(kind) if isinstance(kind, str) else None
+            if chosen is None:
+                raise self._invalid(
+                    name, [("invalid-value", "/kind", f"kind must be one of {', '.join(model)}; observed {kind!r}")]
+                )
+            model = chosen
+        instance, violations = validate(model, value)
+        if violations:
+            raise self._invalid(name, [(v.code, v.path, v.message) for v in violations])
+        checked: Model = instance
+        return checked
+
+    def read_model_optional(self, name: str, model: type[Model] | dict[str, type[Model]]) -> Model | None:
+        return self.read_model(name, model) if self.exists(name) else None
+
+    def _invalid(self, name: str, violations: list[tuple[str, str, str]]) -> ActError:
+        """``state-file-invalid`` at the first violation's pointer inside the file; every violation in details."""
+        code, where, message = violations[0]
+        more = f" (and {len(violations) - 1} more, in violations)" if len(violations) > 1 else ""
+        return ActError(
+            "state-file-invalid",
+            f"{self.file(name)} at {where or '/'}: {message} ({code}){more}; the state directory was edited or "
+            "is from another version: nothing is written",
+            path=where,
+            details={
+                "state_file": name,
+                "violations": [{"code": c, "path": p, "message": m} for c, p, m in violations],
+            },
+        )
+
+    def write_model(self, name: str, value: Strict) -> Path:
+        return self.write(name, value.as_dict())
 
     def write(self, name: str, value: Mapping[str, Any]) -> Path:
         self.check()

@@ -23,7 +23,8 @@ from act import judge, sources, statedir
 from act.build import recurring
 from act.command import Context
 from act.errors import ActError, UsageError
-from act.plans import carried_approval
+from act.plans import carried_approval, read_intent, read_pending
+from act.state_models import ClaimRecord, InitialPlan, RecurringPlan, RemediationPlan, Wakeup, build, updated
 from evaluator import markers, policy
 from evaluator.canonical import parse_document
 from evaluator.errors import Rejected
@@ -122,33 +123,40 @@ def _prompt_text(ctx: Context) -> str:
 # --- the ledger ----------------------------------------------------------------------------
 
 
-def start_wakeup(directory: statedir.StateDir) -> dict[str, Any]:
+def read_wakeup(directory: statedir.StateDir) -> Wakeup | None:
+    return directory.read_model_optional(statedir.WAKEUP, Wakeup)
+
+
+def start_wakeup(directory: statedir.StateDir) -> Wakeup:
     """A fresh wakeup id, unless the current wakeup posted a claim and has not ended."""
-    current = directory.read_optional(statedir.WAKEUP)
-    if current is not None and current["ended_at"] is None and current["claims"]:
+    current = read_wakeup(directory)
+    if current is not None and current.ended_at is None and current.claims:
         raise ActError(
             "wakeup-claim-open",
-            f"wakeup {current['wakeup_id']} posted a claim and has not ended: continue it with `loop.py wakeup "
+            f"wakeup {current.wakeup_id} posted a claim and has not ended: continue it with `loop.py wakeup "
             "--continue` "
             "(same wakeup id); if that wakeup is over, end it with `loop.py end-wakeup` first (its claim then counts "
             "as another wakeup's)",
             path="/wakeup_id",
         )
-    record: dict[str, Any] = {
-        "wakeup_id": secrets.token_hex(16),
-        "started_at": statedir.now_text(),
-        "ended_at": None,
-        "end_reason": None,
-        "claims": [],
-        "executed": [],
-    }
-    directory.write(statedir.WAKEUP, record)
+    record = build(
+        Wakeup,
+        {
+            "wakeup_id": secrets.token_hex(16),
+            "started_at": statedir.now_text(),
+            "ended_at": None,
+            "end_reason": None,
+            "claims": [],
+            "executed": [],
+        },
+    )
+    directory.write_model(statedir.WAKEUP, record)
     return record
 
 
-def current_wakeup(directory: statedir.StateDir) -> dict[str, Any]:
-    current = directory.read_optional(statedir.WAKEUP)
-    if current is None or current["ended_at"] is not None:
+def current_wakeup(directory: statedir.StateDir) -> Wakeup:
+    current = read_wakeup(directory)
+    if current is None or current.ended_at is not None:
         raise ActError(
             "wakeup-not-open", "no wakeup is open to continue; start one with `loop.py wakeup`", path="/wakeup_id"
         )
@@ -157,46 +165,48 @@ def current_wakeup(directory: statedir.StateDir) -> dict[str, Any]:
 
 def record_claim(
     directory: statedir.StateDir, wakeup_id: str, plan_hash: str, kind: str, comment_id: int | None = None
-) -> dict[str, Any]:
+) -> Wakeup:
     """Called right after a claim comment is posted: this wakeup now continues under its id."""
     current = current_wakeup(directory)
-    if current["wakeup_id"] != wakeup_id:
+    if current.wakeup_id != wakeup_id:
         raise ActError(
             "wakeup-id-mismatch",
-            f"the claim names wakeup {wakeup_id}, the open wakeup is {current['wakeup_id']}",
+            f"the claim names wakeup {wakeup_id}, the open wakeup is {current.wakeup_id}",
             path="/wakeup_id",
         )
-    current["claims"].append(
-        {"plan_hash": plan_hash, "kind": kind, "comment_id": comment_id, "posted_at": statedir.now_text()}
+    claim = build(
+        ClaimRecord,
+        {"plan_hash": plan_hash, "kind": kind, "comment_id": comment_id, "posted_at": statedir.now_text()},
     )
-    directory.write(statedir.WAKEUP, current)
-    return current
+    record = updated(current, claims=[*(c.as_dict() for c in current.claims), claim.as_dict()])
+    directory.write_model(statedir.WAKEUP, record)
+    return record
 
 
-def record_executed(directory: statedir.StateDir, plan_hash: str) -> dict[str, Any]:
+def record_executed(directory: statedir.StateDir, plan_hash: str) -> Wakeup:
     """Called after a claimed plan's operations are done: it is not embedded again."""
     current = current_wakeup(directory)
-    current["executed"].append(plan_hash)
-    directory.write(statedir.WAKEUP, current)
-    return current
+    record = updated(current, executed=[*current.executed, plan_hash])
+    directory.write_model(statedir.WAKEUP, record)
+    return record
 
 
-def end_wakeup(directory: statedir.StateDir, reason: str) -> dict[str, Any] | None:
-    current = directory.read_optional(statedir.WAKEUP)
-    if current is None or current["ended_at"] is not None:
+def end_wakeup(directory: statedir.StateDir, reason: str) -> Wakeup | None:
+    current = read_wakeup(directory)
+    if current is None or current.ended_at is not None:
         return current
-    current.update(ended_at=statedir.now_text(), end_reason=reason)
-    directory.write(statedir.WAKEUP, current)
-    return current
+    record = updated(current, ended_at=statedir.now_text(), end_reason=reason)
+    directory.write_model(statedir.WAKEUP, record)
+    return record
 
 
-def claimed_pending_plan(directory: statedir.StateDir, wakeup: dict[str, Any]) -> dict[str, Any] | None:
+def claimed_pending_plan(directory: statedir.StateDir, wakeup: Wakeup) -> RecurringPlan | None:
     """The pending plan, when this wakeup claimed it and has not carried it out: it is embedded again."""
-    pending = directory.read_optional(statedir.PENDING)
-    if pending is None or pending["kind"] not in ("remediation", "finalization"):
+    pending = read_pending(directory)
+    if pending is None or isinstance(pending, InitialPlan):
         return None
-    claimed = {claim["plan_hash"] for claim in wakeup["claims"]}
-    return pending if pending["plan_hash"] in claimed and pending["plan_hash"] not in wakeup["executed"] else None
+    claimed = {claim.plan_hash for claim in wakeup.claims}
+    return pending if pending.plan_hash in claimed and pending.plan_hash not in wakeup.executed else None
 
 
 # --- the commands -------------------------------------------------------------------------
@@ -206,24 +216,22 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
     key, boot = checkpoint_from_prompt(_prompt_text(ctx))
     run_id = boot["state"]["run_id"]
     directory = ctx.state_dir(run_id)
-    intent = directory.read(statedir.INTENT)
-    if intent["run_id"] != run_id:
+    intent = read_intent(directory)
+    if intent.run_id != run_id:
         raise ActError(
             "run-id-mismatch",
-            f"the prompt's run {run_id} is not this state directory's run {intent['run_id']}",
+            f"the prompt's run {run_id} is not this state directory's run {intent.run_id}",
             path="/run_id",
         )
     record = current_wakeup(directory) if ctx.args.continue_wakeup else start_wakeup(directory)
-    state = sources.wakeup_state(
-        ctx.world, intent["checkout"], boot, record["wakeup_id"], carried_approval(directory, None)
-    )
+    state = sources.wakeup_state(ctx.world, intent.checkout, boot, record.wakeup_id, carried_approval(directory, None))
     approved = carried_approval(directory, state["request_key"])
     state["approved_plan_hash"] = approved  # spent once a new request has begun
     embedded = claimed_pending_plan(directory, record) if ctx.args.continue_wakeup else None
     if embedded is not None:
-        manifest = embedded["manifest"]
+        manifest = embedded.manifest.as_dict()
         boundary = (
-            sources.execution_boundary(ctx.world, intent["checkout"], state["repository"])
+            sources.execution_boundary(ctx.world, intent.checkout, state["repository"])
             if manifest["kind"] == "remediation"
             else None
         )
@@ -239,9 +247,9 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
         end_wakeup(directory, result["action"])
     return {
         "automation_key": key,
-        "wakeup_id": record["wakeup_id"],
+        "wakeup_id": record.wakeup_id,
         "continued": ctx.args.continue_wakeup,
-        "embedded_plan_hash": None if embedded is None else embedded["plan_hash"],
+        "embedded_plan_hash": None if embedded is None else embedded.plan_hash,
         "action": result["action"],
         "reasons": result["reasons"],
         "evaluation": result,
@@ -251,16 +259,16 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
 
 def _next(result: dict[str, Any], directory: statedir.StateDir) -> str:
     action = result["action"]
-    pending = directory.read_optional(statedir.PENDING) or {}
+    pending = read_pending(directory)
     if action in ("plan-remediation", "plan-finalization"):
         kind = action.removeprefix("plan-")
         if (
             action == "plan-remediation"
-            and pending.get("kind") == "remediation"
-            and pending.get("request_key") == result["request_key"]
+            and isinstance(pending, RemediationPlan)
+            and pending.request_key == result["request_key"]
         ):
             return (
-                f"a remediation plan for this request is pending ({pending['plan_hash']}): rebuild it with `loop.py "
+                f"a remediation plan for this request is pending ({pending.plan_hash}): rebuild it with `loop.py "
                 "plan-remediation --reuse-pending`, or choose again with --path/--command"
             )
         return f"`loop.py {action}`" + (" --path P ... [--command JSON ...]" if kind == "remediation" else "")
@@ -271,12 +279,13 @@ def _next(result: dict[str, Any], directory: statedir.StateDir) -> str:
 
 def run_end_wakeup(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
-    return {"wakeup": end_wakeup(directory, ctx.args.reason)}
+    ended = end_wakeup(directory, ctx.args.reason)
+    return {"wakeup": None if ended is None else ended.as_dict()}
 
 
 def _pending_hash(directory: statedir.StateDir, plan_hash: str) -> str:
-    pending = directory.read_optional(statedir.PENDING) or {}
-    if plan_hash != pending.get("plan_hash") or pending.get("kind") not in ("remediation", "finalization"):
+    pending = read_pending(directory)
+    if pending is None or isinstance(pending, InitialPlan) or plan_hash != pending.plan_hash:
         raise ActError(
             "claim-plan-not-pending", f"{plan_hash[:80]} is not the pending recurring plan's hash", path="/plan_hash"
         )
@@ -286,20 +295,19 @@ def _pending_hash(directory: statedir.StateDir, plan_hash: str) -> str:
 def run_record_claim(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     plan_hash = _pending_hash(directory, ctx.args.plan_hash)
-    record = record_claim(
-        directory, current_wakeup(directory)["wakeup_id"], plan_hash, ctx.args.kind, ctx.args.comment_id
-    )
-    return {"wakeup": record, "next": "re-collect in this same wakeup: `loop.py wakeup --continue`"}
+    record = record_claim(directory, current_wakeup(directory).wakeup_id, plan_hash, ctx.args.kind, ctx.args.comment_id)
+    return {"wakeup": record.as_dict(), "next": "re-collect in this same wakeup: `loop.py wakeup --continue`"}
 
 
 def run_record_executed(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     plan_hash = _pending_hash(directory, ctx.args.plan_hash)
-    if plan_hash not in {claim["plan_hash"] for claim in current_wakeup(directory)["claims"]}:
+    if plan_hash not in {claim.plan_hash for claim in current_wakeup(directory).claims}:
         raise ActError("claim-plan-not-pending", "this wakeup holds no claim for that plan", path="/plan_hash")
-    pending = directory.read(statedir.PENDING)
-    directory.write(statedir.PENDING, {**pending, "executed_at": statedir.now_text()})  # its approval is spent
+    pending = read_pending(directory)
+    if pending is not None and not isinstance(pending, InitialPlan):  # its approval is spent
+        directory.write_model(statedir.PENDING, updated(pending, executed_at=statedir.now_text()))
     return {
-        "wakeup": record_executed(directory, plan_hash),
+        "wakeup": record_executed(directory, plan_hash).as_dict(),
         "next": "re-collect without the plan: `loop.py wakeup --continue`",
     }

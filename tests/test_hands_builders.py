@@ -180,33 +180,56 @@ def test_the_checkpoint_comes_from_the_prompt_exactly():
         assert raised.value.code == "prompt-not-rendered"
 
 
+def pending_remediation(plan_hash: str, request_key: str) -> dict:
+    """pending.json for a remediation plan, shaped as plan-remediation writes it (act/state_models.py)."""
+    from tools.samples import WAKEUP_ID, remediation_manifest
+    from tools.state_scenarios import findings_state
+
+    manifest = remediation_manifest(findings_state())
+    return {
+        "kind": "remediation",
+        "plan_hash": plan_hash,
+        "mode": "approval-gated",
+        "built_at": "2026-11-30T09:59:00Z",
+        "request_key": request_key,
+        "wakeup_id": WAKEUP_ID,
+        "choices": {
+            "paths": manifest["paths"],
+            "commands": [],
+            "review_request_body_template": manifest["review_request_body_template"],
+        },
+        "manifest": manifest,
+        "executed_at": None,
+    }
+
+
 def test_the_wakeup_ledger_keeps_one_id_per_wakeup(tmp_path):
     from act import statedir
     from act import wakeup as ledger
 
     directory = statedir.StateDir.create(tmp_path / "loop")
     first = ledger.start_wakeup(directory)
-    assert ledger.current_wakeup(directory)["wakeup_id"] == first["wakeup_id"]
+    assert ledger.current_wakeup(directory).wakeup_id == first.wakeup_id
     second = ledger.start_wakeup(directory)  # no claim yet: a new wakeup simply supersedes it
-    assert second["wakeup_id"] != first["wakeup_id"]
+    assert second.wakeup_id != first.wakeup_id
     with pytest.raises(ActError) as raised:
-        ledger.record_claim(directory, first["wakeup_id"], "a" * 64, "remediation")
+        ledger.record_claim(directory, first.wakeup_id, "a" * 64, "remediation")
     assert raised.value.code == "wakeup-id-mismatch"
-    ledger.record_claim(directory, second["wakeup_id"], "a" * 64, "remediation", comment_id=17)
+    ledger.record_claim(directory, second.wakeup_id, "a" * 64, "remediation", comment_id=17)
     with pytest.raises(ActError) as raised:
         ledger.start_wakeup(directory)
     assert raised.value.code == "wakeup-claim-open"
-    assert ledger.current_wakeup(directory)["wakeup_id"] == second["wakeup_id"]  # --continue keeps it
-    directory.write(statedir.PENDING, {"kind": "remediation", "plan_hash": "a" * 64, "manifest": {}})
-    assert ledger.claimed_pending_plan(directory, ledger.current_wakeup(directory))["plan_hash"] == "a" * 64
+    assert ledger.current_wakeup(directory).wakeup_id == second.wakeup_id  # --continue keeps it
+    directory.write(statedir.PENDING, pending_remediation("a" * 64, "5:" + "b" * 40))
+    assert ledger.claimed_pending_plan(directory, ledger.current_wakeup(directory)).plan_hash == "a" * 64
     ledger.record_executed(directory, "a" * 64)
     assert ledger.claimed_pending_plan(directory, ledger.current_wakeup(directory)) is None
     ended = ledger.end_wakeup(directory, "done")
-    assert ended["end_reason"] == "done" and ended["ended_at"]
+    assert ended is not None and ended.end_reason == "done" and ended.ended_at
     with pytest.raises(ActError) as raised:
         ledger.current_wakeup(directory)
     assert raised.value.code == "wakeup-not-open"
-    assert ledger.start_wakeup(directory)["wakeup_id"] not in (first["wakeup_id"], second["wakeup_id"])
+    assert ledger.start_wakeup(directory).wakeup_id not in (first.wakeup_id, second.wakeup_id)
 
 
 def test_the_state_directory_is_private_and_refuses_to_be_shared(tmp_path):
@@ -245,7 +268,7 @@ def test_an_approval_is_carried_only_for_the_pending_unexecuted_plan_of_this_req
     from act.plans import carried_approval
 
     directory = statedir.StateDir.create(tmp_path / "loop")
-    pending = {"kind": "remediation", "plan_hash": "a" * 64, "request_key": "5:" + "b" * 40, "manifest": {}}
+    pending = pending_remediation("a" * 64, "5:" + "b" * 40)
     directory.write(statedir.PENDING, pending)
     assert carried_approval(directory, pending["request_key"]) is None  # nobody approved yet
     directory.write(

@@ -117,11 +117,47 @@ def finished_loop(fake, tmp_path, monkeypatch):
         plus_one_reactions=[],
         claims=[],
     )
-    directory.write(statedir.INTENT, {"run_id": state["run_id"], "mode": state["mode"]})
+    directory.write(statedir.INTENT, intent(state, tmp_path))
     directory.write(statedir.STATE, state)
     directory.write(statedir.LAST_RESULT, {"action": "finish-finalization"})
-    directory.write(statedir.AUTOMATION, {"stage": "active"})
+    directory.write(statedir.AUTOMATION, automation(state, "active"))
     return directory, state
+
+
+def intent(state: dict, tmp_path: Path) -> dict:
+    """intent.json as init writes it (status reads it through its model, act/state_models.py)."""
+    return {
+        "version": 1,
+        "checkout": str(tmp_path / "checkout"),
+        "repository": state["repository"],
+        "base_branch": "main",
+        "head_branch": "feature/loop",
+        "paths": ["src/app.py"],
+        "commands": [],
+        "create_branch": False,
+        "commit": True,
+        "push": True,
+        "mode": state["mode"],
+        "pr_title": None,
+        "pr_body": None,
+        "reuse_pr_number": state["pr_number"],
+        "run_id": state["run_id"],
+        "review_request_body_template": "@codex review",
+        "created_at": LATER,
+    }
+
+
+def automation(state: dict, stage: str) -> dict:
+    """automation.json at ``stage`` (its model: act/state_models.py)."""
+    return {
+        "key": "github-codex-pr-loop:github.com/octo-org/widgets#7@" + state["run_id"],
+        "pr_number": state["pr_number"],
+        "id": "loop-automation",
+        "stage": stage,
+        "inert_prompt_sha256": "0" * 64,
+        "rendered_prompt_sha256": "1" * 64,
+        "history": [{"stage": stage, "at": LATER}],
+    }
 
 
 def test_status_reads_github_only_once_the_loop_has_finished(capsys, fake, finished_loop):
@@ -132,7 +168,7 @@ def test_status_reads_github_only_once_the_loop_has_finished(capsys, fake, finis
     assert status(capsys, fake, directory.path)["after_finalization"] is None  # automation not deleted yet
     assert len(fake.world.log) == before
 
-    directory.write(statedir.AUTOMATION, {"stage": "deleted"})
+    directory.write(statedir.AUTOMATION, automation(finished_loop[1], "deleted"))
     report = status(capsys, fake, directory.path)["after_finalization"]
     assert report["observed"] is True and report["late_codex_says"] == "findings"
     assert [(a["source"], a["commit_sha"]) for a in report["late_codex_answers"]] == [("review", fake.head_sha)]

@@ -1,0 +1,207 @@
+"""The state directory's own files, as typed models (layout: references/hands.md).
+
+Each file the hands keep between commands is one ``Strict`` model, checked by
+the evaluator's own model checker (``evaluator.models.common.validate``):
+every key required, no other key, strict types. The hands read every such
+file through its model (``StateDir.read_model``), so a file edited into the
+wrong shape is the structured error ``state-file-invalid`` naming the file
+and the JSON Pointer, never a guess; and they write the typed values back
+(``StateDir.write_model``).
+
+The documents the evaluator judges (``initial.json``, ``state.json``,
+``prompt.json``) and its verdicts (``initial-result.json``,
+``last-result.json``) are the evaluator's: they are checked when they are
+judged, not here.
+"""
+
+from typing import Any, Literal, TypeVar
+
+from evaluator import policy
+from evaluator.models.common import (
+    BranchName,
+    Digest,
+    PositiveInt,
+    RepoPath,
+    RunId,
+    Strict,
+    Timestamp,
+    validate,
+)
+from evaluator.models.initial import InitialManifest
+from evaluator.models.recurring import FinalizationManifest, RemediationManifest
+
+PlanKind = Literal["initial", "remediation", "finalization"]
+RecurringKind = Literal["remediation", "finalization"]
+
+# The automation's progress, in order (references/hands.md, "The automation").
+# Each stage is saved when its payload is printed or when verify-automation
+# confirms it; stub-active and prompt-verified are what verify saw, saved
+# just before the stage whose payload it then prints.
+AutomationStage = Literal[
+    "create-requested",
+    "stub-active",
+    "pause-requested",
+    "stub-paused",
+    "prompt-rejected",
+    "prompt-requested",
+    "prompt-verified",
+    "activate-requested",
+    "active",
+    "delete-requested",
+    "deleted",
+]
+
+
+class Intent(Strict):
+    """``intent.json``: what the person asked for at ``init``, and the run it became."""
+
+    version: Literal[1]
+    checkout: str
+    repository: str
+    base_branch: BranchName
+    head_branch: BranchName
+    paths: list[RepoPath]
+    commands: list[list[str]]
+    create_branch: bool
+    commit: bool
+    push: bool
+    mode: policy.WriteMode
+    pr_title: str | None
+    pr_body: str | None
+    reuse_pr_number: PositiveInt | None
+    run_id: RunId
+    review_request_body_template: str
+    created_at: Timestamp
+
+
+class InitialTexts(Strict):
+    """``initial-texts.json``: the PR title and body the initial plan's digests bind."""
+
+    pr_title: str
+    pr_body: str
+
+
+class InitialPlan(Strict):
+    """``pending.json`` while the initial plan is the one pending."""
+
+    kind: Literal["initial"]
+    plan_hash: Digest
+    mode: policy.WriteMode
+    built_at: Timestamp
+    manifest: InitialManifest
+
+
+class RemediationChoices(Strict):
+    """What ``plan-remediation --reuse-pending`` builds the same plan from again."""
+
+    paths: list[RepoPath]
+    commands: list[list[str]]
+    review_request_body_template: str
+
+
+class RemediationPlan(Strict):
+    """``pending.json`` for a remediation plan; ``executed_at`` once ``record-executed`` spent its approval."""
+
+    kind: Literal["remediation"]
+    plan_hash: Digest
+    mode: policy.WriteMode
+    built_at: Timestamp
+    request_key: str
+    wakeup_id: RunId
+    choices: RemediationChoices
+    manifest: RemediationManifest
+    executed_at: Timestamp | None
+
+
+class FinalizationPlan(Strict):
+    """``pending.json`` for a finalization plan (phase one or two): it has no choices."""
+
+    kind: Literal["finalization"]
+    plan_hash: Digest
+    mode: policy.WriteMode
+    built_at: Timestamp
+    request_key: str
+    wakeup_id: RunId
+    manifest: FinalizationManifest
+    executed_at: Timestamp | None
+
+
+PendingPlan = InitialPlan | RemediationPlan | FinalizationPlan
+RecurringPlan = RemediationPlan | FinalizationPlan
+# ``pending.json`` is one of three models; its ``kind`` says which.
+PENDING_MODELS: dict[str, type[Strict]] = {
+    "initial": InitialPlan,
+    "remediation": RemediationPlan,
+    "finalization": FinalizationPlan,
+}
+
+
+class BuiltPlan(Strict):
+    """``plans/<hash>.json``: one plan ever built, so a stale approval is recognised."""
+
+    kind: PlanKind
+    plan_hash: Digest
+    built_at: Timestamp
+
+
+class Approval(Strict):
+    """``approval.json``: the person named this exact hash of the plan then pending."""
+
+    plan_hash: Digest
+    kind: PlanKind
+    approved_at: Timestamp
+
+
+class ClaimRecord(Strict):
+    """A claim comment this wakeup posted (``record-claim``, ``claim``)."""
+
+    plan_hash: Digest
+    kind: policy.ClaimKind
+    comment_id: PositiveInt | None
+    posted_at: Timestamp
+
+
+class Wakeup(Strict):
+    """``wakeup.json``: the current wakeup (references/hands.md, "Wakeup ids")."""
+
+    wakeup_id: RunId
+    started_at: Timestamp
+    ended_at: Timestamp | None
+    end_reason: str | None
+    claims: list[ClaimRecord]
+    executed: list[Digest]
+
+
+class StageReached(Strict):
+    stage: AutomationStage
+    at: Timestamp
+
+
+class AutomationProgress(Strict):
+    """``automation.json``: the loop's automation, as requested and as last verified."""
+
+    key: str
+    pr_number: PositiveInt
+    id: str | None
+    stage: AutomationStage
+    inert_prompt_sha256: Digest
+    rendered_prompt_sha256: Digest | None
+    history: list[StageReached]
+
+
+Model = TypeVar("Model", bound=Strict)
+
+
+def build(model: type[Model], value: dict[str, Any]) -> Model:
+    """A model instance from values the hands made; one that does not fit is a bug, never a file."""
+    instance, violations = validate(model, value)
+    if violations:
+        raise ValueError(f"{model.__name__}: {violations[0].path}: {violations[0].message}")
+    result: Model = instance
+    return result
+
+
+def updated(instance: Model, **changes: Any) -> Model:
+    """A copy of ``instance`` with ``changes`` (nested models given as models), checked again."""
+    plain = {name: value.as_dict() if isinstance(value, Strict) else value for name, value in changes.items()}
+    return build(type(instance), {**instance.as_dict(), **plain})
