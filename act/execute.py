@@ -29,6 +29,7 @@ from act import statedir
 from act.errors import ActError
 from act.ghops import GitHubWriter
 from act.gitops import GitWriter
+from act.state_models import ExecutionFacts, ExecutionLedger, PlanExecution, build
 from act.validation import run_commands
 from evaluator import markers
 from evaluator.canonical import text_digest
@@ -76,14 +77,26 @@ class Job:
     )  # remediation: reply_marker, thread_ids, next_round; finalization: thread_ids
 
 
+def _ledger(directory: statedir.StateDir) -> list[PlanExecution]:
+    ledger = directory.read_model_optional(LEDGER, ExecutionLedger)
+    return [] if ledger is None else ledger.plans
+
+
 def ledger_entry(directory: statedir.StateDir, plan_hash: str, kind: str) -> dict[str, Any]:
-    ledger = directory.read_optional(LEDGER) or {}
-    return dict(ledger.get(plan_hash) or {"kind": kind, "done": [], "facts": {}})
+    """The plan's entry as a working dict (``kind``, ``done``, ``facts``), checked on its way in and out."""
+    for execution in _ledger(directory):
+        if execution.plan_hash == plan_hash:
+            entry = execution.as_dict()
+            del entry["plan_hash"]
+            return entry
+    facts = {name: None for name in ExecutionFacts.field_names} | {"edit_rechecked": False, "handed_off": []}
+    return {"kind": kind, "done": [], "facts": facts}
 
 
 def save_entry(directory: statedir.StateDir, plan_hash: str, entry: dict[str, Any]) -> None:
-    ledger = directory.read_optional(LEDGER) or {}
-    directory.write(LEDGER, {**ledger, plan_hash: entry})
+    saved = build(PlanExecution, {"plan_hash": plan_hash, **entry})
+    others = [execution for execution in _ledger(directory) if execution.plan_hash != plan_hash]
+    directory.write_model(LEDGER, build(ExecutionLedger, {"plans": [e.as_dict() for e in [*others, saved]]}))
 
 
 def next_operation(job: Job, entry: dict[str, Any]) -> str | None:
@@ -110,7 +123,7 @@ def execute(job: Job, *, only: str | None = None, one: bool = False) -> dict[str
         elif operation in HANDOFFS:
             job.recheck(operation, entry)
             entry["done"].append(operation)
-            entry["facts"][f"{operation}_handed_off"] = True
+            entry["facts"]["handed_off"].append(operation)
             save_entry(job.directory, job.plan_hash, entry)
             performed.append({"operation": operation, "outcome": "handed-off"})
             break

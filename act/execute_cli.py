@@ -195,7 +195,7 @@ def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: Recurrin
     operations = (
         list(last.get("operations") or manifest["operations"])
         if not entry["done"]
-        else entry["facts"].get("operations", manifest["operations"])
+        else entry["facts"]["operations"] or manifest["operations"]
     )
     entry["facts"]["operations"] = operations
     core.save_entry(directory, pending.plan_hash, entry)

@@ -23,6 +23,7 @@ from evaluator.models.common import (
     PositiveInt,
     RepoPath,
     RunId,
+    Sha,
     Strict,
     Timestamp,
     validate,
@@ -187,6 +188,43 @@ class AutomationProgress(Strict):
     inert_prompt_sha256: Digest
     rendered_prompt_sha256: Digest | None
     history: list[StageReached]
+
+
+class ValidationRun(Strict):
+    """One validation command's run (its output is kept beside the ledger, under ``validation/``)."""
+
+    exit_status: int
+    timed_out: bool
+    index: int
+    argv: list[str]
+    network_namespace: bool
+
+
+class ExecutionFacts(Strict):
+    """What the executor learned while performing a plan; null until the operation that learns it."""
+
+    operations: list[str] | None  # a recurring plan: the operations the evaluator emitted, fixed at the first
+    edit_rechecked: bool
+    validation: list[ValidationRun] | None
+    final_head_sha: Sha | None
+    pr_number: PositiveInt | None
+    request_comment_id: PositiveInt | None
+    reply_marker: str | None
+    next_round: PositiveInt | None
+    handed_off: list[str]  # the automation steps handed to the agent
+
+
+class PlanExecution(Strict):
+    plan_hash: Digest
+    kind: PlanKind
+    done: list[str]
+    facts: ExecutionFacts
+
+
+class ExecutionLedger(Strict):
+    """``execution.json``: each plan's finished operations (references/executor.md); evidence still decides."""
+
+    plans: list[PlanExecution]
 
 
 Model = TypeVar("Model", bound=Strict)

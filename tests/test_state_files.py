@@ -189,3 +189,38 @@ def test_a_whole_bootstrap_records_every_stage(capsys, world):
     ]
     status = loop(capsys, world, "status", *live["where"])
     assert status["automation"] == record and status["wakeup"] is None
+
+
+def good_ledger() -> dict[str, Any]:
+    facts = {
+        "operations": None,
+        "edit_rechecked": False,
+        "validation": [
+            {"exit_status": 0, "timed_out": False, "index": 0, "argv": ["/bin/true"], "network_namespace": True}
+        ],
+        "final_head_sha": "e" * 40,
+        "pr_number": PR_NUMBER,
+        "request_comment_id": None,
+        "reply_marker": None,
+        "next_round": None,
+        "handed_off": [],
+    }
+    return {"plans": [{"plan_hash": HASH, "kind": "initial", "done": ["fetch-base"], "facts": facts}]}
+
+
+def test_execute_reads_its_ledger_through_its_model(capsys, world):
+    made = started(capsys, world)
+    ledger = made["dir"] / "execution.json"
+    ledger.write_text(json.dumps(good_ledger()))  # another plan's entry: this plan starts from the beginning
+    ledger.chmod(0o600)
+    assert loop(capsys, world, "execute", *made["where"], status=1)["errors"][0]["code"] == "approval-missing"
+    for change, pointer, code in (
+        (lambda v: v["plans"][0].update(started_at=WHEN), "/plans/0/started_at", "unknown-key"),
+        (lambda v: v["plans"][0]["facts"].pop("handed_off"), "/plans/0/facts/handed_off", "missing-key"),
+        (lambda v: v["plans"][0]["facts"].update(pr_number="7"), "/plans/0/facts/pr_number", "wrong-type"),
+        (lambda v: v["plans"][0].update(kind="cleanup"), "/plans/0/kind", "invalid-value"),
+        (lambda v: v.update({HASH: v.pop("plans")[0]}), "/plans", "missing-key"),  # the ledger's old layout
+    ):
+        ledger.write_text(json.dumps(good_ledger()))
+        edit(ledger, change)
+        refused(capsys, world, ["execute", *made["where"]], "execution.json", pointer, code)
