@@ -293,6 +293,8 @@ def _pending_hash(directory: statedir.StateDir, plan_hash: str) -> str:
 
 
 def run_record_claim(ctx: Context) -> dict[str, Any]:
+    if ctx.args.comment_id is not None and ctx.args.comment_id <= 0:
+        raise UsageError("--comment-id takes the posted comment's positive id")
     directory = ctx.state_dir()
     plan_hash = _pending_hash(directory, ctx.args.plan_hash)
     record = record_claim(directory, current_wakeup(directory).wakeup_id, plan_hash, ctx.args.kind, ctx.args.comment_id)

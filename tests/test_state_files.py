@@ -224,3 +224,23 @@ def test_execute_reads_its_ledger_through_its_model(capsys, world):
         ledger.write_text(json.dumps(good_ledger()))
         edit(ledger, change)
         refused(capsys, world, ["execute", *made["where"]], "execution.json", pointer, code)
+
+
+def test_record_claim_takes_only_a_comment_id_the_wakeup_model_accepts(capsys, world):
+    made = started(capsys, world)
+    for bad in ("0", "-3"):
+        refusal = loop(
+            capsys,
+            world,
+            "record-claim",
+            *made["where"],
+            "--plan-hash",
+            made["initial_plan_hash"],
+            "--kind",
+            "remediation",
+            "--comment-id",
+            bad,
+            status=2,
+        )
+        assert refusal["errors"][0]["code"] == "usage-error" and "--comment-id" in refusal["errors"][0]["message"]
+    assert not (made["dir"] / "wakeup.json").exists()
