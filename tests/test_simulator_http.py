@@ -334,7 +334,6 @@ def test_the_executor_stops_at_a_refused_write_and_a_rerun_stops_there_again(tmp
     try:
         made = stack.loop(capsys, *init_args(stack))
         where = ["--state-dir", made["state_dir"]]
-        stack.loop(capsys, "rebuild", *where)
         stack.world.token_permissions[STACK_TOKEN] = {**READ_ONLY, "contents": "write"}
         for expected in ("fetch-base", "create-branch", "run-validation", "stage-files", "commit", "push"):
             performed = stack.loop(capsys, "execute", *where, "--one")["performed"]
@@ -359,7 +358,6 @@ def test_a_push_with_a_token_that_may_only_read_is_refused_and_the_executor_stop
     try:
         made = stack.loop(capsys, *init_args(stack))
         where = ["--state-dir", made["state_dir"]]
-        stack.loop(capsys, "rebuild", *where)
         stack.world.token_permissions[STACK_TOKEN] = READ_ONLY
         for expected in ("fetch-base", "create-branch", "run-validation", "stage-files", "commit"):
             performed = stack.loop(capsys, "execute", *where, "--one")["performed"]
