@@ -1,7 +1,7 @@
 """The state directory's own files, as typed models (layout: references/hands.md).
 
-Each file the hands keep between commands is one ``Strict`` model, checked by
-the evaluator's own model checker (``evaluator.models.common.validate``):
+Each file the hands keep between commands is one ``Strict`` model, a pydantic
+model validated as the evaluator validates its own (``evaluator.models.common.validate``):
 every key required, no other key, strict types. The hands read every such
 file through its model (``StateDir.read_model``), so a file edited into the
 wrong shape is the structured error ``state-file-invalid`` naming the file

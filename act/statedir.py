@@ -5,7 +5,8 @@ owner alone (0700, files 0600). Default:
 ``$XDG_STATE_HOME/github-codex-pr-loop/<run_id>/`` (``XDG_STATE_HOME``
 defaults to ``~/.local/state``). It holds only what the loop built or was
 told: the intent, the documents, the pending plan, the approval, the current
-wakeup and the automation's progress. Never a token: nothing that reaches
+wakeup, the automation's progress, and the executor's ledger and validation
+output. Never a token: nothing that reaches
 this module is read from a credential. Layout: references/hands.md.
 
 Every write is atomic (a fresh 0600 file renamed over the old one), so a
