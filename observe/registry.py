@@ -265,10 +265,15 @@ def same_cadence(written: str, parsed: Any) -> bool:
     no monthly or yearly frequency and none of ``_UNBOUNDED_BY_THE_WINDOW``.
     """
     rule = written.strip()
-    if not isinstance(parsed, rrule) or "\n" in rule or "\r" in rule:
+    if not isinstance(parsed, rrule):
         return False
     if rule[: len("RRULE:")].upper() == "RRULE:":
         rule = rule[len("RRULE:") :]
+    # dateutil splits a rule into lines at any whitespace, so another property
+    # (``DTSTART:... RRULE:UNTIL=...``) can precede the rule on one line and
+    # hide its parts from the check below: the rule alone has neither.
+    if ":" in rule or any(character.isspace() for character in rule):
+        return False
     parts = dict(part.partition("=")[::2] for part in rule.upper().split(";") if part)
     if parts.keys() & _UNBOUNDED_BY_THE_WINDOW or parts.get("FREQ") in _CALENDAR_FREQUENCIES:
         return False
