@@ -23,7 +23,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaluator import markers, policy
 from evaluator.canonical import digest, parse_document, text_digest
@@ -31,15 +31,20 @@ from evaluator.errors import Rejected
 from evaluator.formats import parse_timestamp
 from evaluator.render import render_prompt, render_review_body
 from observe.errors import CollectionError, UsageError
-from observe.evaluator_digest import DigestError, evaluator_sha256
-from observe.git.observer import GitObservationError, GitObserver, command_definition_sha256, recheck_path_records
 from observe.github.client import GitHubClient
 from observe.github.connect import github_client
 from observe.github.observation import PullRequestObservation, RequestMarker, ThreadObservation
 from observe.github.pull_request import observe_pull_request
 from observe.github.pulls import existing_pull_request
 from observe.network import Network
-from observe.registry import AutomationRecord, RegistryError, default_registry_root, owned_automations
+
+if TYPE_CHECKING:
+    from observe.git.observer import GitObserver
+    from observe.registry import AutomationRecord
+
+# The git observer, the registry reader and the evaluator pin (with
+# importlib.metadata) are imported by the functions that use them: a command
+# that reads only GitHub (report) loads none of them.
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,6 +89,8 @@ def initial(
     push: bool,
 ) -> dict[str, Any]:
     """The ``initial_snapshot``: the checkout, its validation commands, and the open PRs."""
+    from observe.git.observer import command_definition_sha256
+
     bound_commands = [
         {"argv": list(argv), "definition_sha256": command_definition_sha256(list(argv))} for argv in commands
     ]
@@ -248,6 +255,8 @@ def boundary(
 
 def recheck_paths(*, checkout: str, document_path: str) -> dict[str, Any]:
     """``{"ok": true, "paths": [...]}`` when every path record of the document still holds."""
+    from observe.git.observer import recheck_path_records
+
     records = _find_path_records(load_document(document_path))
     if records is None:
         raise CollectionError("path-records-missing", f"{document_path} holds no path_records to recheck")
@@ -288,11 +297,15 @@ def _github(settings: Settings, stack: ExitStack, repository: str) -> GitHubClie
 
 
 def _git(settings: Settings, stack: ExitStack, checkout: str) -> GitObserver:
+    from observe.git.observer import GitObserver
+
     return stack.enter_context(GitObserver(checkout, gh_path=settings.gh_path, network=settings.network))
 
 
 def _owned(registry: str | None, key: str) -> list[AutomationRecord]:
     """The loop's automations; a registry that cannot be listed names the setting it came from."""
+    from observe.registry import AutomationRecord, default_registry_root, owned_automations
+
     with _naming_registry_setting(registry):
         root = Path(registry) if registry else default_registry_root()
         return [AutomationRecord(**record) for record in owned_automations(root, key)]
@@ -300,6 +313,8 @@ def _owned(registry: str | None, key: str) -> list[AutomationRecord]:
 
 @contextmanager
 def _naming_registry_setting(registry: str | None) -> Iterator[None]:
+    from observe.registry import RegistryError
+
     try:
         yield
     except RegistryError as error:
@@ -313,6 +328,8 @@ def _naming_registry_setting(registry: str | None) -> Iterator[None]:
 
 
 def _evaluator_sha256(settings: Settings) -> str:
+    from observe.evaluator_digest import DigestError, evaluator_sha256
+
     try:
         return evaluator_sha256(settings.project_root)
     except DigestError as error:
@@ -322,6 +339,8 @@ def _evaluator_sha256(settings: Settings) -> str:
 
 def _remote_or_none(git: GitObserver, repository: str) -> str | None:
     """A missing or ambiguous remote is drift for the evaluator to report, not a crash."""
+    from observe.git.observer import GitObservationError
+
     try:
         return git.remote_name_for(repository)
     except GitObservationError as error:
