@@ -79,7 +79,15 @@ class Job:
 
 def _ledger(directory: statedir.StateDir) -> list[PlanExecution]:
     ledger = directory.read_model_optional(LEDGER, ExecutionLedger)
-    return [] if ledger is None else ledger.plans
+    if ledger is None:
+        return []
+    seen: set[str] = set()
+    for index, execution in enumerate(ledger.plans):
+        if execution.plan_hash in seen:  # which entry says where to start would be a guess
+            message = f"plan {execution.plan_hash} has more than one entry"
+            raise directory.invalid(LEDGER, [("invalid-value", f"/plans/{index}/plan_hash", message)])
+        seen.add(execution.plan_hash)
+    return ledger.plans
 
 
 def ledger_entry(directory: statedir.StateDir, plan_hash: str, kind: str) -> dict[str, Any]:

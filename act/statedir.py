@@ -154,20 +154,20 @@ class StateDir:
             kind = value.get("kind")
             chosen = model.get(kind) if isinstance(kind, str) else None
             if chosen is None:
-                raise self._invalid(
+                raise self.invalid(
                     name, [("invalid-value", "/kind", f"kind must be one of {', '.join(model)}; observed {kind!r}")]
                 )
             model = chosen
         instance, violations = validate(model, value)
         if violations:
-            raise self._invalid(name, [(v.code, v.path, v.message) for v in violations])
+            raise self.invalid(name, [(v.code, v.path, v.message) for v in violations])
         checked: Model = instance
         return checked
 
     def read_model_optional(self, name: str, model: type[Model] | dict[str, type[Model]]) -> Model | None:
         return self.read_model(name, model) if self.exists(name) else None
 
-    def _invalid(self, name: str, violations: list[tuple[str, str, str]]) -> ActError:
+    def invalid(self, name: str, violations: list[tuple[str, str, str]]) -> ActError:
         """``state-file-invalid`` at the first violation's pointer inside the file; every violation in details."""
         code, where, message = violations[0]
         more = f" (and {len(violations) - 1} more, in violations)" if len(violations) > 1 else ""

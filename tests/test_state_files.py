@@ -220,6 +220,9 @@ def test_execute_reads_its_ledger_through_its_model(capsys, world):
         (lambda v: v["plans"][0]["facts"].update(pr_number="7"), "/plans/0/facts/pr_number", "wrong-type"),
         (lambda v: v["plans"][0].update(kind="cleanup"), "/plans/0/kind", "invalid-value"),
         (lambda v: v.update({HASH: v.pop("plans")[0]}), "/plans", "missing-key"),  # the ledger's old layout
+        # Two entries for one plan: which one says where to start is ambiguous (the old
+        # layout, an object keyed by plan hash, could not say it twice).
+        (lambda v: v["plans"].append({**v["plans"][0], "done": []}), "/plans/1/plan_hash", "invalid-value"),
     ):
         ledger.write_text(json.dumps(good_ledger()))
         edit(ledger, change)
