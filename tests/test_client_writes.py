@@ -92,3 +92,30 @@ def test_a_write_is_ghapis_operation_with_its_own_parameters(github):
     assert [entry for entry in world.log if entry[0] == "POST"] == [
         ("POST", f"/repos/octo-org/gadgets/issues/{number}/comments", 201)
     ]
+
+
+def test_a_write_whose_connection_never_opened_is_attempted_once(monkeypatch):
+    """ghapi's transport retries a failed connection (twice by default, with its own sleep); ours is off."""
+    import socket
+
+    import httpx2
+
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    attempts: list[str] = []
+    handle_request = httpx2.HTTPTransport.handle_request
+
+    def counted(transport, request):
+        attempts.append(request.url.path)
+        return handle_request(transport, request)
+
+    monkeypatch.setattr(httpx2.HTTPTransport, "handle_request", counted)
+    client = GitHubClient("octo-org/gadgets", host=f"http://127.0.0.1:{port}", token=TOKEN, use_cache=False)
+    try:
+        with pytest.raises(ActError) as failed:
+            GitHubWriter(client, "octo-org/gadgets").write("issues.create_comment", issue_number=7, body="hello")
+    finally:
+        client.close()
+    assert failed.value.code == "github-write-failed"
+    assert attempts == ["/repos/octo-org/gadgets/issues/7/comments"]
