@@ -1057,6 +1057,15 @@ def test_a_gzip_bomb_is_refused_at_the_size_cap(fake, make_client):
     assert info.value.code == "github-response-too-large"
 
 
+def test_a_corrupt_gzip_body_is_malformed_not_a_crash(fake, make_client):
+    fake.world.add_fault("GET", r"^/user$", 1, "gzip-bomb", body=b"\x1f\x8b\x08\x00" + b"not deflate data" * 4)
+
+    with pytest.raises(GitHubObservationError) as info:
+        observe(make_client())
+
+    assert info.value.code == "github-malformed-json"
+
+
 def test_an_encoding_we_did_not_offer_is_refused(fake, make_client):
     fake.add_request(0, at(10))
     fake.echo("GET", r"^/user$", headers={"Content-Encoding": "br"})

@@ -114,7 +114,12 @@ def read_body(response: httpx2.Response, limit: int, past_deadline: Callable[[],
                 piece, pending = pending, b""
             else:
                 # At most one byte past the cap is ever inflated: the bomb never unfolds.
-                piece, pending = inflater.decompress(pending, limit - decoded + 1), inflater.unconsumed_tail
+                try:
+                    piece, pending = inflater.decompress(pending, limit - decoded + 1), inflater.unconsumed_tail
+                except zlib.error:
+                    raise GitHubObservationError(
+                        "github-malformed-json", f"{where}: the gzip body is not gzip data"
+                    ) from None
             decoded += len(piece)
             if decoded > limit or received > limit:
                 raise GitHubObservationError(
