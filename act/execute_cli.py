@@ -171,6 +171,38 @@ def _initial_job(ctx: Context, directory: statedir.StateDir, pending: InitialPla
     )
 
 
+# The plan's threads, by kind: the emitted thread ids must come from them.
+_PLANNED_THREADS = {"remediation": "actionable_threads", "finalization": "eligible_threads"}
+
+
+def _in_plan_order(emitted: Any, planned: list[str]) -> bool:
+    """True when ``emitted`` is a list of strings taken from ``planned``, each once, in the plan's order."""
+    if not isinstance(emitted, list) or not all(isinstance(item, str) for item in emitted):
+        return False
+    remaining = iter(planned)
+    return all(any(item == candidate for candidate in remaining) for item in emitted)
+
+
+def _check_emitted_within_plan(directory: statedir.StateDir, last: dict[str, Any], manifest: dict[str, Any]) -> None:
+    """The operations and threads ``last-result.json`` names are the plan's own, in its order.
+
+    The evaluator emits a subset of the manifest's operations and threads, in
+    the manifest's order; the file is the hands' own record of that output.
+    One edited to add, repeat or reorder an operation (a push before the
+    validation) or to name another thread is refused before any write: the
+    approval covers the plan, not what a file says later.
+    """
+    violations = []
+    planned_operations = list(manifest["operations"])
+    if "operations" in last and not _in_plan_order(last["operations"], planned_operations):
+        violations.append(("invalid-value", "/operations", f"not a part of the plan's operations {planned_operations}"))
+    planned_threads = [thread["id"] for thread in manifest.get(_PLANNED_THREADS[manifest["kind"]], [])]
+    if "thread_ids" in last and not _in_plan_order(last["thread_ids"], planned_threads):
+        violations.append(("invalid-value", "/thread_ids", "not a part of the plan's threads, in their order"))
+    if violations:
+        raise directory.invalid(statedir.LAST_RESULT, violations)
+
+
 def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: RecurringPlan) -> core.Job:
     intent = plans.read_intent(directory)
     manifest = pending.manifest.as_dict()
@@ -192,6 +224,8 @@ def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: Recurrin
             f"the last evaluation emitted {last.get('action')}, not the execution of {pending.plan_hash}",
             path="/action",
         )
+    if not entry["done"]:
+        _check_emitted_within_plan(directory, last, manifest)
     operations = (
         list(last.get("operations") or manifest["operations"])
         if not entry["done"]

@@ -8,6 +8,7 @@ a command is run again.
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 
 import pytest
@@ -206,3 +207,32 @@ def test_a_head_branch_moved_before_the_push_pushes_nothing(stack, capsys):
     assert refused["errors"][0]["code"] == "plan-drifted"
     assert stack.remote_tip(HEAD_BRANCH) == theirs
     assert len([c for c in stack.comments(pr_number) if c["user"]["login"] == "loop-owner"]) == 2
+
+
+def test_an_edited_last_result_cannot_add_reorder_or_retarget_work(stack, capsys):
+    # last-result.json is the hands' record of what the evaluator emitted: a subset of
+    # the approved plan's operations and threads, in the plan's order. Edited to push
+    # before validating, to repeat a write or to name another thread, it permits nothing.
+    loop, where, pr_number = _to_execute_remediation(stack, capsys)
+    directory = statedir.StateDir(where[1])
+    emitted = directory.read("last-result.json")
+    planned = emitted["operations"]
+    tip = stack.remote_tip(HEAD_BRANCH)
+    for edit, pointer in (
+        (lambda v: v.update(operations=["push", *planned]), "/operations"),
+        (lambda v: v.update(operations=[*planned, planned[-1]]), "/operations"),
+        (lambda v: v.update(operations=list(reversed(planned))), "/operations"),
+        (lambda v: v.update(operations="push"), "/operations"),
+        (lambda v: v.update(thread_ids=["PRRT_kwDOsomebodyElse"]), "/thread_ids"),
+    ):
+        changed = copy.deepcopy(emitted)
+        edit(changed)
+        directory.write("last-result.json", changed)
+        refused = loop("execute", *where, status=1)["errors"][0]
+        assert (refused["code"], refused["path"]) == ("state-file-invalid", pointer), refused
+    assert stack.remote_tip(HEAD_BRANCH) == tip
+    assert not directory.exists("execution.json") or not any(
+        entry["done"] for entry in directory.read("execution.json")["plans"] if entry["kind"] == "remediation"
+    )
+    directory.write("last-result.json", emitted)  # as the evaluator wrote it: the plan runs
+    assert loop("execute", *where, "--one")["performed"][0]["outcome"] == "awaiting-edit"
