@@ -246,7 +246,13 @@ class GitHubWriter:
                 )
             return found[0]
 
-        root_id = root()["id"]
+        root_id = root().get("id")
+        # The id becomes part of the reply's URL: only a positive integer may (a string
+        # such as "1/../../other" would address another resource on the same host).
+        if type(root_id) is not int or root_id < 1:
+            raise ActError(
+                "thread-root-not-found", f"the root comment {root_node_id} of a planned thread has no integer id"
+            )
 
         def evidence() -> dict[str, Any] | None:
             replies = [

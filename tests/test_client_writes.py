@@ -119,3 +119,18 @@ def test_a_write_whose_connection_never_opened_is_attempted_once(monkeypatch):
         client.close()
     assert failed.value.code == "github-write-failed"
     assert attempts == ["/repos/octo-org/gadgets/issues/7/comments"]
+
+
+@pytest.mark.parametrize("hostile_id", ["1/../../../issues/1", 0, True, None])
+def test_a_reply_goes_only_to_a_root_comment_with_an_integer_id(github, hostile_id):
+    # The root comment's id becomes part of the reply's URL: an answer whose id is
+    # no positive integer could address another resource on the same host.
+    world, client, number, _ = github
+    thread = world.add_review_thread("octo-org", "gadgets", number, "chatgpt-codex-connector[bot]", "**P2** finding")
+    root = thread["comments"][0]["rest"]
+    root["id"] = hostile_id
+    with pytest.raises(ActError) as refused:
+        client.reply_once(number, 1, root["node_id"], "fixed <!-- marker -->", "<!-- marker -->")
+    assert refused.value.code == "thread-root-not-found"
+    assert client.channel.sent == 1  # the one listing of review comments; no write was sent
+    assert [c["body"] for c in world.repository("octo-org", "gadgets").review_comments[number]] == ["**P2** finding"]
