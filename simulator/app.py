@@ -16,8 +16,13 @@ Around every route it behaves like GitHub where clients depend on it:
   an exhausted window answers 403 with ``x-ratelimit-remaining: 0`` (GraphQL:
   200, ``data: null`` and an error of type ``RATE_LIMITED``);
   ``World.rate_spent`` keeps each token's points across window resets
-  (``rate_spent_on`` each repository's); ``secondary_rate_limit`` makes the
-  next matching requests hit a secondary limit (403/429, ``retry-after``);
+  (``rate_spent_on`` each repository's);
+- each token has GitHub's secondary limits (``World.secondary_limits``:
+  content-generating requests per minute and per hour, points per minute),
+  counted on the simulated clock: a request over one is refused with 403,
+  ``retry-after`` (the seconds until it would fit) and GitHub's message, and
+  is kept in ``World.secondary_refusals``; ``secondary_rate_limit`` also makes
+  the next matching requests hit one (403/429, ``retry-after``);
 - ``Link`` URLs name the origin the request came to (``https://api.github.com``
   behind the HTTPS front); a 201 that GitHub answers with ``Location`` (a new
   pull request, issue comment, review reply, status) carries the new
@@ -83,6 +88,8 @@ WRITE_PERMISSIONS: dict[str, tuple[str, ...]] = {
     "POST /repos/{owner}/{repo}/statuses/{sha}": ("statuses",),
     "DELETE /repos/{owner}/{repo}/git/refs/{ref}": ("contents",),
 }
+# Content-generating REST methods (GitHub's secondary limits count them apart).
+WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 # Object pages whose list is paged inside the object (with total_count beside it).
 PAGED_KEYS = {"GET /repos/{owner}/{repo}/commits/{ref}/check-runs": "check_runs",
               "GET /repos/{owner}/{repo}/commits/{ref}/status": "statuses"}
@@ -109,10 +116,15 @@ def secondary_rate_limit(
     is untouched (``x-ratelimit-remaining`` is not 0), so only the message and
     ``retry-after`` tell a client what happened.
     """
+    world.fail(method, pattern, status, times=times, headers={"Retry-After": str(retry_after)},
+               body=secondary_limit_body(status))
+
+
+def secondary_limit_body(status: int) -> bytes:
+    """GitHub's answer body when a secondary rate limit refuses a request."""
     body = {"message": SECONDARY_LIMIT_MESSAGE, "documentation_url": SECONDARY_LIMIT_DOCUMENTATION,
             "status": str(status)}
-    world.fail(method, pattern, status, times=times, headers={"Retry-After": str(retry_after)},
-               body=json.dumps(body).encode())
+    return json.dumps(body).encode()
 
 
 def _repository_in(path: str) -> str | None:
@@ -248,10 +260,17 @@ class GitHubApp:
                 limited = {"data": None, "errors": [{"type": "RATE_LIMITED", "message": message}]}
                 return self._json(limited, 200, self._rate_headers(token, resource))
             return self._error(403, message, self._rate_headers(token, resource))
+        document = request.get_json(silent=True) if request.path == "/graphql" else None
+        content = graphql_api.is_mutation(document) if request.path == "/graphql" else request.method in WRITES
+        wait = self.world.admit(token, resource, content=content)
+        if wait:
+            self.world.secondary_refusals.append((token, request.method, request.path))
+            body = secondary_limit_body(403)
+            headers = {**self._rate_headers(token, resource), "Retry-After": str(wait)}
+            return Response(body, status=403, headers=headers, content_type="application/json; charset=utf-8")
         if request.path == "/graphql":
             if request.method != "POST":
                 return self._error(404, "Not Found", self._rate_headers(token, resource))
-            document = request.get_json(silent=True)
             cost = graphql_api.query_cost(document)
             window = self.world.charge(token, resource, cost, graphql_api.repository_of(self.world, document))
             permissions = self.world.token_permissions.get(token)

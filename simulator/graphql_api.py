@@ -424,6 +424,22 @@ def find_node(world: World, node_id: str) -> dict[str, Any] | None:
     return None
 
 
+def is_mutation(payload: Any) -> bool:
+    """Whether a GraphQL POST body asks for a mutation (a content-generating request)."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
+        return False
+    document, _ = checked_document(payload["query"])
+    if document is None:
+        return False
+    wanted = payload.get("operationName")
+    return any(
+        isinstance(d, graphql.OperationDefinitionNode)
+        and d.operation == graphql.OperationType.MUTATION
+        and (wanted is None or (d.name is not None and d.name.value == wanted))
+        for d in document.definitions
+    )
+
+
 def query_cost(payload: Any) -> int:
     """The primary rate-limit points of one GraphQL POST body, by GitHub's documented rule.
 

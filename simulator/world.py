@@ -84,6 +84,48 @@ class RateWindow:
     reset: int  # epoch seconds, simulated
 
 
+@dataclass(frozen=True)
+class SecondaryLimits:
+    """GitHub's documented secondary rate limits of one token, counted on the simulated clock.
+
+    Content-generating requests (a REST POST, PATCH, PUT or DELETE, a GraphQL
+    mutation): at most ``content_per_minute`` in any 60 seconds and
+    ``content_per_hour`` in any hour. Points in any 60 seconds, a read 1 and a
+    content-generating request 5: at most ``rest_points_per_minute`` for REST
+    and ``graphql_points_per_minute`` for GraphQL. A request over any of them
+    is refused and counts toward none.
+    """
+
+    content_per_minute: int = 80
+    content_per_hour: int = 500
+    rest_points_per_minute: int = 900
+    graphql_points_per_minute: int = 2000
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """One request counted against its token's secondary limits."""
+
+    at: int  # epoch seconds, simulated
+    resource: str  # "core" or "graphql"
+    content: bool
+
+
+def _seconds_until_under(
+    admitted: Sequence[Admitted], now: int, window: int, limit: int, measure: Callable[[Admitted], int], new: int
+) -> int:
+    """0 if ``new`` more fits under ``limit`` in the last ``window`` seconds, else how long until it does."""
+    inside = [entry for entry in admitted if entry.at > now - window]
+    total = sum(measure(entry) for entry in inside) + new
+    if total <= limit:
+        return 0
+    for entry in inside:  # oldest first: each leaves the window at its own time
+        total -= measure(entry)
+        if total <= limit:
+            return entry.at + window - now
+    return window
+
+
 @dataclass
 class Repository:
     owner: str
@@ -142,6 +184,11 @@ class World:
         # (repository full name, resource) for the requests that name a repository.
         self.rate_spent: dict[tuple[str, str], int] = {}
         self.rate_spent_on: dict[tuple[str, str], int] = {}
+        # GitHub's secondary limits, on unless a scenario sets None; ``secondary_refusals`` keeps
+        # (token, method, target) of every request they refused.
+        self.secondary_limits: SecondaryLimits | None = SecondaryLimits()
+        self._admitted: dict[str, list[Admitted]] = {}
+        self.secondary_refusals: list[tuple[str, str, str]] = []
         self.faults: list[Fault] = []
         self.log: list[tuple[str, str, int]] = []
         # Knobs for answers GitHub should never give (observer fail-closed tests).
@@ -220,6 +267,37 @@ class World:
             key = (repository.lower(), resource)
             self.rate_spent_on[key] = self.rate_spent_on.get(key, 0) + points
         return window
+
+    def admit(self, token: str, resource: str, *, content: bool) -> int:
+        """Count one request against ``token``'s secondary limits: 0, or the seconds to wait (then not counted)."""
+        limits = self.secondary_limits
+        if limits is None:
+            return 0
+        now = self.clock.epoch_seconds()
+        admitted = [entry for entry in self._admitted.get(token, []) if entry.at > now - 3600]
+        weight = 5 if content else 1
+
+        def points(of: str) -> Callable[[Admitted], int]:
+            return lambda entry: (5 if entry.content else 1) if entry.resource == of else 0
+
+        def counted(entry: Admitted) -> int:
+            return int(entry.content)
+
+        wait = max(
+            _seconds_until_under(admitted, now, 60, limits.content_per_minute, counted, int(content)),
+            _seconds_until_under(admitted, now, 3600, limits.content_per_hour, counted, int(content)),
+            _seconds_until_under(
+                admitted, now, 60, limits.rest_points_per_minute, points("core"), weight * (resource == "core")
+            ),
+            _seconds_until_under(
+                admitted, now, 60, limits.graphql_points_per_minute, points("graphql"),
+                weight * (resource == "graphql"),
+            ),
+        )
+        if wait == 0:
+            admitted.append(Admitted(now, resource, content))
+        self._admitted[token] = admitted
+        return wait
 
     # -- events -----------------------------------------------------------
 

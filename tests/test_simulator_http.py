@@ -3,7 +3,8 @@
 Links name the origin the client used (https behind the front), 201 answers
 carry ``Location``, a review comment that is no reply has no
 ``in_reply_to_id``, an exhausted GraphQL window is a 200 with an error of type
-``RATE_LIMITED``, a secondary rate limit is a 403/429 with ``retry-after``,
+``RATE_LIMITED``, a secondary rate limit is a 403/429 with ``retry-after``
+(and the World counts GitHub's content and per-minute point limits itself),
 and a token without write permission is refused (REST 403, GraphQL
 ``FORBIDDEN``). Each is read through the real client, and the hands' writer
 where a write is refused: both fail closed with a structured code.
@@ -12,6 +13,7 @@ where a write is refused: both fail closed with a structured code.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +24,7 @@ from observe.github.errors import GitHubObservationError
 from observe.network import Network
 from simulator.app import GitHubApp, Server, secondary_rate_limit
 from simulator.front import API_HOST, Front, LoopbackServer
-from simulator.world import USERS, World
+from simulator.world import USERS, SecondaryLimits, World
 from tests.simulation import NAME, OWNER, TOKEN, Api, make_world
 
 REPO = f"/repos/{OWNER}/{NAME}"
@@ -224,6 +226,102 @@ def test_a_read_whose_retry_after_passes_the_wait_cap_fails_closed(world, served
     with pytest.raises(GitHubObservationError) as failed:
         client.get("pulls.list")
     assert failed.value.code == "github-rate-limited" and sleeps == []
+
+
+def create_comment(api: Api, number: int, body: str) -> tuple[int, Any, dict[str, str]]:
+    return api("POST", f"{REPO}/issues/{number}/comments", {"body": body})
+
+
+def test_more_than_eighty_content_generating_requests_a_minute_are_refused_until_one_leaves(world):
+    number = open_pull(world)
+    api = Api(world)
+    for index in range(80):
+        assert create_comment(api, number, f"note {index}")[0] == 201
+        if index == 39:
+            world.clock.advance(20)  # the first forty leave the minute 20 s before the rest
+    status, body, headers = create_comment(api, number, "one too many")
+    assert (status, headers["Retry-After"]) == (403, "40")
+    assert body["message"].startswith("You have exceeded a secondary rate limit.")
+    assert headers["X-RateLimit-Remaining"] != "0"  # the primary window is not what ran out
+    assert api("GET", f"{REPO}/pulls/{number}")[0] == 200  # reads are not content-generating
+    assert len(world.repository(OWNER, NAME).issue_comments[number]) == 80
+    assert world.secondary_refusals == [(TOKEN, "POST", f"{REPO}/issues/{number}/comments")]
+    assert create_comment(api, number, "still too many")[0] == 403  # a refusal is not counted: still 40 s
+    world.clock.advance(39)
+    assert create_comment(api, number, "a second early")[0] == 403
+    world.clock.advance(1)
+    assert create_comment(api, number, "in time")[0] == 201
+
+
+def test_the_hourly_content_limit_counts_an_hour_and_graphql_mutations(world):
+    number = open_pull(world)
+    world.secondary_limits = SecondaryLimits(content_per_hour=3)
+    api = Api(world)
+    thread = world.add_review_thread(OWNER, NAME, number, USERS["codex_bot"], "**P2** finding", path="src/app.py")
+    assert create_comment(api, number, "first")[0] == 201
+    world.clock.advance(100)
+    assert "errors" not in api.graphql(RESOLVE, {"threadId": thread["id"]})  # a mutation generates content
+    world.clock.advance(100)
+    assert api("PATCH", f"{REPO}/pulls/{number}", {"title": "Renamed"})[0] == 200
+    world.clock.advance(100)
+    status, _, headers = create_comment(api, number, "fourth in the hour")
+    assert (status, headers["Retry-After"]) == (403, str(3600 - 300))
+    status, _, headers = api("POST", "/graphql", {"query": RESOLVE, "variables": {"threadId": thread["id"]}})
+    assert status == 403 and headers["Retry-After"] == str(3600 - 300)
+    query = {"query": PULL_STATE, "variables": {"owner": OWNER, "name": NAME, "number": number}}
+    assert api("POST", "/graphql", query)[0] == 200  # a query is no content
+    world.clock.advance(3600 - 300)
+    assert create_comment(api, number, "an hour after the first")[0] == 201
+
+
+def test_points_a_minute_weigh_a_write_as_five_reads_per_resource(world):
+    number = open_pull(world)
+    world.secondary_limits = SecondaryLimits(rest_points_per_minute=11, graphql_points_per_minute=1)
+    api = Api(world)
+    assert create_comment(api, number, "five points")[0] == 201
+    assert api("PATCH", f"{REPO}/pulls/{number}", {"title": "ten points"})[0] == 200
+    assert api("GET", f"{REPO}/pulls/{number}")[0] == 200  # eleven
+    status, _, headers = api("GET", f"{REPO}/pulls/{number}")
+    assert (status, headers["Retry-After"]) == (403, "60")
+    query = {"query": PULL_STATE, "variables": {"owner": OWNER, "name": NAME, "number": number}}
+    assert api("POST", "/graphql", query)[0] == 200  # GraphQL keeps its own count
+    assert api("POST", "/graphql", query)[0] == 403
+
+
+def test_the_reader_waits_out_the_limits_retry_after_on_the_clock_and_reads(world):
+    number = open_pull(world)
+    world.secondary_limits = SecondaryLimits(rest_points_per_minute=3)
+    server = Server(world).start()
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        world.clock.advance(seconds)
+
+    client = GitHubClient(f"{OWNER}/{NAME}", host=server.url, token=TOKEN, use_cache=False, sleep=sleep,
+                          deadline_seconds=30)
+    try:
+        client.get("pulls.get", pull_number=number)
+        client.get("pulls.get", pull_number=number)
+        world.clock.advance(55)
+        client.get("pulls.get", pull_number=number)
+        assert client.get("pulls.get", pull_number=number).body["number"] == number
+    finally:
+        client.close()
+        server.stop()
+    assert sleeps == [5.0] and client.stats["retries"] == 1
+    assert world.secondary_refusals == [(TOKEN, "GET", f"{REPO}/pulls/{number}")]
+
+
+def test_a_write_refused_by_the_content_limit_is_uncertain_and_never_resent(world, served):
+    _, client, sleeps = served
+    number = open_pull(world)
+    world.secondary_limits = SecondaryLimits(content_per_minute=0)
+    with pytest.raises(ActError) as failed:
+        GitHubWriter(client, f"{OWNER}/{NAME}").write("issues.create_comment", issue_number=number, body="hello")
+    assert failed.value.code == "github-write-uncertain"
+    assert sleeps == [] and client.channel.sent == 1
+    assert world.repository(OWNER, NAME).issue_comments.get(number, []) == []
 
 
 def test_a_write_hitting_a_secondary_limit_is_never_retried(world, served):
