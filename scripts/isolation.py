@@ -82,6 +82,10 @@ def run(script, module, checks=()):
     """
     if not (sys.flags.isolated and sys.flags.dont_write_bytecode):
         raise RuntimeError("the skill's code runs only under python -I -B")
+    # A pydantic plugin (any installed distribution's ``pydantic`` entry point)
+    # gets a hook into every validation: the skill's validators run none. Set
+    # before any model is built; the evaluator run as a child inherits it.
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
     root = os.path.dirname(os.path.dirname(os.path.realpath(script)))
     problem = dependency_problem(root)
     if problem is None:

@@ -224,3 +224,43 @@ def test_the_loader_imports_nothing_but_importlib_machinery():
     assert completed.returncode == 0, completed.stderr
     machinery = {"importlib", "importlib._bootstrap", "importlib._bootstrap_external", "importlib.machinery"}
     assert set(completed.stdout.split()) <= machinery | {"warnings"}  # importlib's own import
+
+
+def plant_pydantic_plugin(directory: Path) -> Path:
+    """A distribution with a ``pydantic`` entry point, importable from ``directory``; its import leaves a mark."""
+    mark = directory / "plugin-loaded"
+    (directory / "planted_plugin.py").write_text(
+        f"from pathlib import Path\nPath({str(mark)!r}).write_text('loaded')\nplugin = None\n"
+    )
+    info = directory / "planted_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: planted-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pydantic]\nplanted = planted_plugin:plugin\n")
+    return mark
+
+
+def test_no_pydantic_plugin_runs_in_the_scripts_validators(skill, tmp_path):
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    mark = plant_pydantic_plugin(planted)
+    # The loader run as the entry point runs it, with the planted distribution on the path:
+    # --initial builds and runs the initial document's validators.
+    loader = skill / "scripts" / "isolation.py"
+    probe = (
+        f"import sys\nsys.path.append({str(planted)!r})\n"
+        f"sys.argv = ['evaluate_state.py', '--initial', {str(INVALID_INITIAL)!r}]\n"
+        f"namespace = {{'__name__': 'isolation'}}\n"
+        f"exec(compile(open({str(loader)!r}).read(), {str(loader)!r}, 'exec'), namespace)\n"
+        f"sys.exit(namespace['run']({str(skill / 'scripts' / 'evaluate_state.py')!r}, 'evaluator.cli', ('initial',)))\n"
+    )
+    completed = subprocess.run([sys.executable, "-I", "-B", "-c", probe], capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 1 and json.loads(completed.stdout)["ok"] is False, completed
+    assert not mark.exists()
+    # The same validation without the loader's setting loads the plugin: the check above can fail.
+    control = (
+        f"import sys\nsys.path.append({str(planted)!r})\nsys.path.insert(0, {str(skill)!r})\n"
+        "from evaluator.cli import main\n"
+        f"main(['--initial', {str(INVALID_INITIAL)!r}])\n"
+    )
+    subprocess.run([sys.executable, "-I", "-B", "-c", control], capture_output=True, text=True, timeout=60)
+    assert mark.read_text() == "loaded"
