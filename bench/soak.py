@@ -352,6 +352,11 @@ def report(soak: Soak, wall: float, load: tuple[float, float]) -> None:
         f"commands: {sum(len(loop.run.agent.transcript) for loop in loops)} loop.py subprocesses; "
         f"{len(world.log)} API requests ({', '.join(f'{n} x {s}' for s, n in sorted(statuses.items()))})"
     )
+    refused = Counter(f"{method} {re.sub(r'/[0-9]+', '/N', path)}" for _, method, path in world.secondary_refusals)
+    print(
+        f"refused by GitHub's secondary limits (80 content-generating requests a minute, 500 an hour, per token): "
+        f"{sum(refused.values())}" + "".join(f"\n  {n} x {what}" for what, n in refused.most_common())
+    )
     lifetimes = sum(((loop.ended or now) - loop.run.started).total_seconds() for loop in loops) / 3600
     print(
         f"simulated: {(now - min(loop.run.started for loop in loops)).total_seconds() / 60:.1f} min on the shared "
