@@ -75,8 +75,8 @@ def run_commands(
         raise ActError(
             "isolation-unavailable",
             "the plan requires no-network isolation and this machine cannot start a command in a new network namespace "
-            "(unshare --net); nothing is run. Run where user namespaces are allowed, "
-            "or have the person accept the risk explicitly",
+            "(unshare --net); nothing is run. Run the loop on a machine where user namespaces are allowed, "
+            "or plan again without validation commands (no --command), so the plan has no run-validation",
             path="/execution_boundary/isolation",
         )
     output_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
