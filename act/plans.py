@@ -383,8 +383,8 @@ def _next_for_plan(action: str, directory: statedir.StateDir, plan_hash: str) ->
         )
     if action == "claim-plan":
         return (
-            "post claim_comment_body (in evaluation) as one PR comment, then re-collect in this same wakeup: "
-            "`loop.py wakeup --continue`"
+            f"run `loop.py claim --state-dir {directory.path}` (it posts claim_comment_body once and records it "
+            "for this wakeup), then re-collect in this same wakeup: `loop.py wakeup --continue`"
         )
     return f"obey {action} (references/actions.md)"
 

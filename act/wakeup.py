@@ -274,7 +274,12 @@ def _next(result: dict[str, Any], directory: statedir.StateDir) -> str:
         return f"`loop.py {action}`" + (" --path P ... [--command JSON ...]" if kind == "remediation" else "")
     if action in ENDS_THE_WAKEUP:
         return f"{action}: this wakeup is over (references/actions.md)"
-    return f"obey {action} (references/actions.md); after posting a claim, re-collect with `loop.py wakeup --continue`"
+    if action == "claim-plan":
+        return (
+            f"run `loop.py claim --state-dir {directory.path}` (it posts claim_comment_body once and records it "
+            "for this wakeup), then re-collect in this same wakeup: `loop.py wakeup --continue`"
+        )
+    return f"obey {action} (references/actions.md)"
 
 
 def run_end_wakeup(ctx: Context) -> dict[str, Any]:

@@ -232,6 +232,17 @@ def test_the_wakeup_ledger_keeps_one_id_per_wakeup(tmp_path):
     assert ledger.start_wakeup(directory).wakeup_id not in (first.wakeup_id, second.wakeup_id)
 
 
+def test_a_claim_plan_is_posted_by_loop_claim_then_the_same_wakeup_continues(tmp_path):
+    from act import plans, statedir
+    from act import wakeup as ledger
+
+    directory = statedir.StateDir.create(tmp_path / "loop")
+    claim_plan = {"action": "claim-plan", "reasons": ["plan-unclaimed"], "request_key": "5:" + "b" * 40}
+    for told in (plans._next_for_plan("claim-plan", directory, "a" * 64), ledger._next(claim_plan, directory)):
+        assert f"`loop.py claim --state-dir {directory.path}`" in told
+        assert told.index("loop.py claim") < told.index("`loop.py wakeup --continue`")
+
+
 def test_the_state_directory_is_private_and_refuses_to_be_shared(tmp_path):
     import os
     import stat as stat_module
