@@ -4,11 +4,15 @@
 its next operation(s) (act/execute.py). ``claim`` posts the evaluator's claim
 comment exactly once and records it, so the same wakeup continues under the
 same wakeup id. Before anything is written, each re-checks what it depends
-on: the initial plan is rebuilt from fresh observations before ``fetch-base``;
-a recurring plan is re-collected (same wakeup id), embedded again and judged
-by the evaluator before each operation up to the push; after the push, the
-request checkpoint, the branches and the pushed head are checked against a
-fresh state.
+on: the initial plan is rebuilt from fresh observations before ``fetch-base``.
+A recurring plan is re-collected (same wakeup id), embedded again and judged
+by the evaluator only while its own writes have not yet made it stale: a
+remediation before each operation while ``commit`` is not done (and the
+checkout's HEAD is still the planned head), a finalization only before its
+first mutation. Every later operation (a remediation's push and everything
+after it, a finalization's operations after its first) gets the checkpoint
+check instead: the request checkpoint, the base, the branches, the remote and
+the head (planned or pushed) are checked against a fresh state.
 """
 
 from __future__ import annotations
