@@ -20,6 +20,6 @@ Imports point at the core: this package may import ``evaluator``, never
 it. Within it, ``github/``, ``git/``, ``registry`` and ``evaluator_digest``
 import only ``evaluator``, ``observe.errors`` and (the two wings)
 ``observe.network``, never each other; only ``collect`` brings them
-together, and ``cli`` imports only ``collect`` and ``errors``
-(tests/test_import_direction.py checks all of this).
+together, and ``cli`` imports only ``collect``, ``errors`` and ``network``
+(with ``evaluator``) (tests/test_import_direction.py checks all of this).
 """

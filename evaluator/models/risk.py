@@ -1,7 +1,7 @@
 """The canonical risk acceptance record that ``risk_acceptance_sha256`` binds.
 
 The boundary binds "the canonical acceptance record" by digest; this model
-defines it (references/git-execution-boundary.md explains each field).
+defines it (references/manifest-schema.md, "Risk acceptance record", explains each field).
 """
 
 from typing import Literal
