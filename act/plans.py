@@ -382,11 +382,16 @@ def _next_for_plan(action: str, directory: statedir.StateDir, plan_hash: str) ->
             f"approve --state-dir {directory.path} --hash {plan_hash}`"
         )
     if action == "claim-plan":
-        return (
-            f"run `loop.py claim --state-dir {directory.path}` (it posts claim_comment_body once and records it "
-            "for this wakeup), then re-collect in this same wakeup: `loop.py wakeup --continue`"
-        )
+        return claim_next(directory)
     return f"obey {action} (references/actions.md)"
+
+
+def claim_next(directory: statedir.StateDir) -> str:
+    """What a claim-plan asks for: the hands post the claim once, then the same wakeup collects again."""
+    return (
+        f"run `loop.py claim --state-dir {directory.path}` (it posts claim_comment_body once and records it "
+        "for this wakeup), then re-collect in this same wakeup: `loop.py wakeup --continue`"
+    )
 
 
 def run_plan_remediation(ctx: Context) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from act import judge, sources, statedir
 from act.build import recurring
 from act.command import Context
 from act.errors import ActError, UsageError
-from act.plans import carried_approval, read_intent, read_pending
+from act.plans import carried_approval, claim_next, read_intent, read_pending
 from act.state_models import ClaimRecord, InitialPlan, RecurringPlan, RemediationPlan, Wakeup, build, updated
 from evaluator import markers, policy
 from evaluator.canonical import parse_document
@@ -275,10 +275,7 @@ def _next(result: dict[str, Any], directory: statedir.StateDir) -> str:
     if action in ENDS_THE_WAKEUP:
         return f"{action}: this wakeup is over (references/actions.md)"
     if action == "claim-plan":
-        return (
-            f"run `loop.py claim --state-dir {directory.path}` (it posts claim_comment_body once and records it "
-            "for this wakeup), then re-collect in this same wakeup: `loop.py wakeup --continue`"
-        )
+        return claim_next(directory)
     return f"obey {action} (references/actions.md)"
 
 
