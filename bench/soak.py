@@ -354,8 +354,9 @@ def report(soak: Soak, wall: float, load: tuple[float, float]) -> None:
     )
     refused = Counter(f"{method} {re.sub(r'/[0-9]+', '/N', path)}" for _, method, path in world.secondary_refusals)
     print(
-        f"refused by GitHub's secondary limits (80 content-generating requests a minute, 500 an hour, per token): "
-        f"{sum(refused.values())}" + "".join(f"\n  {n} x {what}" for what, n in refused.most_common())
+        f"content-generating requests of the shared token: {sum(world.content_generated.values())}; refused by "
+        f"GitHub's secondary limits (80 such requests a minute, 500 an hour, per token): {sum(refused.values())}"
+        + "".join(f"\n  {n} x {what}" for what, n in refused.most_common())
     )
     lifetimes = sum(((loop.ended or now) - loop.run.started).total_seconds() for loop in loops) / 3600
     print(

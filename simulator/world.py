@@ -189,6 +189,7 @@ class World:
         self.secondary_limits: SecondaryLimits | None = SecondaryLimits()
         self._admitted: dict[str, list[Admitted]] = {}
         self.secondary_refusals: list[tuple[str, str, str]] = []
+        self.content_generated: dict[str, int] = {}  # token -> content-generating requests admitted
         self.faults: list[Fault] = []
         self.log: list[tuple[str, str, int]] = []
         # Knobs for answers GitHub should never give (observer fail-closed tests).
@@ -296,6 +297,7 @@ class World:
         )
         if wait == 0:
             admitted.append(Admitted(now, resource, content))
+            self.content_generated[token] = self.content_generated.get(token, 0) + int(content)
         self._admitted[token] = admitted
         return wait
 

@@ -246,6 +246,7 @@ def test_more_than_eighty_content_generating_requests_a_minute_are_refused_until
     assert api("GET", f"{REPO}/pulls/{number}")[0] == 200  # reads are not content-generating
     assert len(world.repository(OWNER, NAME).issue_comments[number]) == 80
     assert world.secondary_refusals == [(TOKEN, "POST", f"{REPO}/issues/{number}/comments")]
+    assert world.content_generated == {TOKEN: 80}
     assert create_comment(api, number, "still too many")[0] == 403  # a refusal is not counted: still 40 s
     world.clock.advance(39)
     assert create_comment(api, number, "a second early")[0] == 403
