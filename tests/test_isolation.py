@@ -264,3 +264,68 @@ def test_no_pydantic_plugin_runs_in_the_scripts_validators(skill, tmp_path):
     )
     subprocess.run([sys.executable, "-I", "-B", "-c", control], capture_output=True, text=True, timeout=60)
     assert mark.read_text() == "loaded"
+
+
+def loaded_by(script: str, module: str, *args: str, checks: tuple[str, ...] = ()) -> tuple[int, set[str]]:
+    """(exit status, top-level packages loaded) of one script run through the loader as its entry point runs it."""
+    loader = str(ROOT / "scripts" / "isolation.py")
+    probe = (
+        "import sys\n"
+        f"sys.argv = [{script!r}, *{list(args)!r}]\n"
+        "namespace = {'__name__': 'isolation'}\n"
+        f"exec(compile(open({loader!r}).read(), {loader!r}, 'exec'), namespace)\n"
+        f"status = namespace['run']({str(ROOT / 'scripts' / script)!r}, {module!r}, {checks!r})\n"
+        "sys.stderr.write(' '.join(sorted({name.partition('.')[0] for name in sys.modules})))\n"
+        "sys.exit(status)\n"
+    )
+    environment = {"PATH": "/usr/bin:/bin", "GH_TOKEN": "ghp_" + "x" * 36}
+    completed = subprocess.run(
+        [sys.executable, "-I", "-B", "-c", probe], capture_output=True, text=True, timeout=60, env=environment
+    )
+    return completed.returncode, set(completed.stderr.split())
+
+
+def test_the_evaluator_validates_with_pydantic_and_the_collector_reads_through_ghapi():
+    status, evaluator = loaded_by("evaluate_state.py", "evaluator.cli", "--initial", str(INVALID_INITIAL),
+                                  checks=("initial",))
+    assert status == 1 and {"pydantic", "pydantic_core"} <= evaluator
+    assert not {"ghapi", "dateutil"} & evaluator
+    # GitHub's answer to a bad token, from a local server: the collector's report reached its first request.
+    import http.server
+    import threading
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            body = b'{"message":"Bad credentials"}'
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        status, collector = loaded_by(
+            "collect_state.py", "observe.cli", "--api-url", f"http://127.0.0.1:{server.server_port}", "report",
+            "--repository", "octo-org/hello-world", "--pr", "1", "--run-id", "0" * 32,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert status == 1 and {"ghapi", "fastspec"} <= collector and "pydantic" not in collector
+    # The registry reader (prompt and state collections), found by the loader's finder as they find it.
+    loader = str(ROOT / "scripts" / "isolation.py")
+    probe = (
+        "import importlib, sys\n"
+        "namespace = {'__name__': 'isolation'}\n"
+        f"exec(compile(open({loader!r}).read(), {loader!r}, 'exec'), namespace)\n"
+        f"sys.meta_path.insert(0, namespace['SkillFinder']({str(ROOT)!r}))\n"
+        "importlib.import_module('observe.registry')\n"
+        "print('dateutil.rrule' in sys.modules)\n"
+    )
+    completed = subprocess.run([sys.executable, "-I", "-B", "-c", probe], capture_output=True, text=True, timeout=60)
+    assert completed.stdout.split() == ["True"], completed.stderr
