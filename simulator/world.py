@@ -110,19 +110,23 @@ class Admitted:
     resource: str  # "core" or "graphql"
     content: bool
 
+    def points(self, resource: str) -> int:
+        """What it weighs in ``resource``'s points a minute: a read 1, a content-generating request 5."""
+        return (5 if self.content else 1) if self.resource == resource else 0
+
 
 def _seconds_until_under(
-    admitted: Sequence[Admitted], now: int, window: int, limit: int, measure: Callable[[Admitted], int], new: int
+    admitted: Sequence[Admitted], new: Admitted, window: int, limit: int, measure: Callable[[Admitted], int]
 ) -> int:
-    """0 if ``new`` more fits under ``limit`` in the last ``window`` seconds, else how long until it does."""
-    inside = [entry for entry in admitted if entry.at > now - window]
-    total = sum(measure(entry) for entry in inside) + new
+    """0 if ``new`` fits under ``limit`` in the last ``window`` seconds, else how long until it would."""
+    inside = [entry for entry in admitted if entry.at > new.at - window]
+    total = sum(measure(entry) for entry in inside) + measure(new)
     if total <= limit:
         return 0
     for entry in inside:  # oldest first: each leaves the window at its own time
         total -= measure(entry)
         if total <= limit:
-            return entry.at + window - now
+            return entry.at + window - new.at
     return window
 
 
@@ -185,7 +189,7 @@ class World:
         self.rate_spent: dict[tuple[str, str], int] = {}
         self.rate_spent_on: dict[tuple[str, str], int] = {}
         # GitHub's secondary limits, on unless a scenario sets None; ``secondary_refusals`` keeps
-        # (token, method, target) of every request they refused.
+        # (token, method, path) of every request they refused.
         self.secondary_limits: SecondaryLimits | None = SecondaryLimits()
         self._admitted: dict[str, list[Admitted]] = {}
         self.secondary_refusals: list[tuple[str, str, str]] = []
@@ -274,29 +278,17 @@ class World:
         limits = self.secondary_limits
         if limits is None:
             return 0
-        now = self.clock.epoch_seconds()
-        admitted = [entry for entry in self._admitted.get(token, []) if entry.at > now - 3600]
-        weight = 5 if content else 1
-
-        def points(of: str) -> Callable[[Admitted], int]:
-            return lambda entry: (5 if entry.content else 1) if entry.resource == of else 0
-
-        def counted(entry: Admitted) -> int:
-            return int(entry.content)
-
-        wait = max(
-            _seconds_until_under(admitted, now, 60, limits.content_per_minute, counted, int(content)),
-            _seconds_until_under(admitted, now, 3600, limits.content_per_hour, counted, int(content)),
-            _seconds_until_under(
-                admitted, now, 60, limits.rest_points_per_minute, points("core"), weight * (resource == "core")
-            ),
-            _seconds_until_under(
-                admitted, now, 60, limits.graphql_points_per_minute, points("graphql"),
-                weight * (resource == "graphql"),
-            ),
-        )
+        request = Admitted(self.clock.epoch_seconds(), resource, content)
+        admitted = [entry for entry in self._admitted.get(token, []) if entry.at > request.at - 3600]
+        windows: list[tuple[int, int, Callable[[Admitted], int]]] = [
+            (60, limits.content_per_minute, lambda entry: int(entry.content)),
+            (3600, limits.content_per_hour, lambda entry: int(entry.content)),
+            (60, limits.rest_points_per_minute, lambda entry: entry.points("core")),
+            (60, limits.graphql_points_per_minute, lambda entry: entry.points("graphql")),
+        ]
+        wait = max(_seconds_until_under(admitted, request, *window) for window in windows)
         if wait == 0:
-            admitted.append(Admitted(now, resource, content))
+            admitted.append(request)
             self.content_generated[token] = self.content_generated.get(token, 0) + int(content)
         self._admitted[token] = admitted
         return wait
