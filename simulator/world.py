@@ -21,6 +21,7 @@ import shutil
 import tempfile
 import threading
 import zlib
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -115,15 +116,24 @@ class Admitted:
         return (5 if self.content else 1) if self.resource == resource else 0
 
 
+def _pruned(admitted: deque[Admitted], before: int) -> deque[Admitted]:
+    """``admitted`` without its entries at or before ``before`` (they are the oldest)."""
+    while admitted and admitted[0].at <= before:
+        admitted.popleft()
+    return admitted
+
+
 def _seconds_until_under(
     admitted: Sequence[Admitted], new: Admitted, window: int, limit: int, measure: Callable[[Admitted], int]
 ) -> int:
-    """0 if ``new`` fits under ``limit`` in the last ``window`` seconds, else how long until it would."""
-    inside = [entry for entry in admitted if entry.at > new.at - window]
-    total = sum(measure(entry) for entry in inside) + measure(new)
+    """0 if ``new`` fits under ``limit`` beside ``admitted``, else how long until it would.
+
+    ``admitted`` holds the requests of the last ``window`` seconds, oldest first.
+    """
+    total = sum(measure(entry) for entry in admitted) + measure(new)
     if total <= limit:
         return 0
-    for entry in inside:  # oldest first: each leaves the window at its own time
+    for entry in admitted:  # oldest first: each leaves the window at its own time
         total -= measure(entry)
         if total <= limit:
             return entry.at + window - new.at
@@ -191,7 +201,10 @@ class World:
         # GitHub's secondary limits, on unless a scenario sets None; ``secondary_refusals`` keeps
         # (token, method, path) of every request they refused.
         self.secondary_limits: SecondaryLimits | None = SecondaryLimits()
-        self._admitted: dict[str, list[Admitted]] = {}
+        # Per token: every request admitted in the last minute, and the content-generating ones of the
+        # last hour, oldest first (each pruned from the left as it leaves its window).
+        self._last_minute: dict[str, deque[Admitted]] = {}
+        self._content_last_hour: dict[str, deque[Admitted]] = {}
         self.secondary_refusals: list[tuple[str, str, str]] = []
         self.content_generated: dict[str, int] = {}  # token -> content-generating requests admitted
         self.faults: list[Fault] = []
@@ -279,18 +292,23 @@ class World:
         if limits is None:
             return 0
         request = Admitted(self.clock.epoch_seconds(), resource, content)
-        admitted = [entry for entry in self._admitted.get(token, []) if entry.at > request.at - 3600]
-        windows: list[tuple[int, int, Callable[[Admitted], int]]] = [
-            (60, limits.content_per_minute, lambda entry: int(entry.content)),
-            (3600, limits.content_per_hour, lambda entry: int(entry.content)),
-            (60, limits.rest_points_per_minute, lambda entry: entry.points("core")),
-            (60, limits.graphql_points_per_minute, lambda entry: entry.points("graphql")),
+        minute = _pruned(self._last_minute.setdefault(token, deque()), request.at - 60)
+        hour = _pruned(self._content_last_hour.setdefault(token, deque()), request.at - 3600)
+        windows: list[tuple[deque[Admitted], int, int, Callable[[Admitted], int]]] = [
+            (minute, 60, limits.content_per_minute, lambda entry: int(entry.content)),
+            (hour, 3600, limits.content_per_hour, lambda entry: int(entry.content)),
+            (minute, 60, limits.rest_points_per_minute, lambda entry: entry.points("core")),
+            (minute, 60, limits.graphql_points_per_minute, lambda entry: entry.points("graphql")),
         ]
-        wait = max(_seconds_until_under(admitted, request, *window) for window in windows)
+        wait = max(
+            _seconds_until_under(admitted, request, window, limit, measure)
+            for admitted, window, limit, measure in windows
+        )
         if wait == 0:
-            admitted.append(request)
-            self.content_generated[token] = self.content_generated.get(token, 0) + int(content)
-        self._admitted[token] = admitted
+            minute.append(request)
+            if content:
+                hour.append(request)
+                self.content_generated[token] = self.content_generated.get(token, 0) + 1
         return wait
 
     # -- events -----------------------------------------------------------

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from act.errors import ActError
 from act.ghops import GitHubWriter
@@ -23,8 +25,10 @@ from observe.github.client import GitHubClient
 from observe.github.errors import GitHubObservationError
 from observe.network import Network
 from simulator.app import GitHubApp, Server, secondary_rate_limit
+from simulator.clock import SimClock
 from simulator.front import API_HOST, Front, LoopbackServer
 from simulator.world import USERS, SecondaryLimits, World
+from tests.helpers import examples
 from tests.simulation import NAME, OWNER, TOKEN, Api, make_world
 
 REPO = f"/repos/{OWNER}/{NAME}"
@@ -467,3 +471,54 @@ def test_a_push_with_a_token_that_may_only_read_is_refused_and_the_executor_stop
         assert stack.remote_tip("fix/greeting") is None and stack.pulls() == []
     finally:
         stack.stop()
+
+
+# One request of a random sequence: seconds to wait before it, REST or GraphQL, content-generating or not.
+REQUESTS = st.lists(
+    st.tuples(st.one_of(st.sampled_from([0, 1, 59, 60]), st.integers(0, 40)), st.sampled_from(["core", "graphql"]),
+              st.booleans()),
+    min_size=1,
+    max_size=60,
+)
+SMALL = SecondaryLimits(
+    content_per_minute=3, content_per_hour=7, rest_points_per_minute=12, graphql_points_per_minute=9
+)
+
+
+def fits(history: list[tuple[int, str, bool]], at: int, resource: str, content: bool) -> bool:
+    """Whether one more request fits SMALL at ``at``, by counting the whole history of admitted requests."""
+
+    def total(window: int, weigh: Any) -> int:
+        return sum(weigh(r, c) for t, r, c in history if t > at - window) + weigh(resource, content)
+
+    def points(of: str) -> Any:
+        return lambda r, c: (5 if c else 1) if r == of else 0
+
+    return (
+        total(60, lambda r, c: int(c)) <= SMALL.content_per_minute
+        and total(3600, lambda r, c: int(c)) <= SMALL.content_per_hour
+        and total(60, points("core")) <= SMALL.rest_points_per_minute
+        and total(60, points("graphql")) <= SMALL.graphql_points_per_minute
+    )
+
+
+@settings(max_examples=examples(4))
+@given(REQUESTS)
+def test_a_refusal_names_exactly_when_the_same_request_would_fit(requests):
+    world = World(clock=SimClock())
+    world.secondary_limits = SMALL
+    history: list[tuple[int, str, bool]] = []
+    try:
+        for pause, resource, content in requests:
+            world.clock.advance(pause)
+            now = world.clock.epoch_seconds()
+            wait = world.admit("t", resource, content=content)
+            assert (wait == 0) == fits(history, now, resource, content)
+            if wait:  # the first moment the same request fits, with nothing else sent meanwhile
+                assert fits(history, now + wait, resource, content)
+                assert not fits(history, now + wait - 1, resource, content)
+            else:
+                history.append((now, resource, content))
+        assert world.content_generated.get("t", 0) == sum(content for _, _, content in history)
+    finally:
+        world.close()
