@@ -390,7 +390,9 @@ def claim_next(directory: statedir.StateDir) -> str:
     """What a claim-plan asks for: the hands post the claim once, then the same wakeup collects again."""
     return (
         f"run `loop.py claim --state-dir {directory.path}` (it posts claim_comment_body once and records it "
-        "for this wakeup), then re-collect in this same wakeup: `loop.py wakeup --continue`"
+        "for this wakeup), then re-collect in this same wakeup: run this wakeup's command again with --continue "
+        f"(`loop.py wakeup --state-dir {directory.path} --prompt-file F --continue`, or with --automation-key KEY "
+        "as the wakeup was run)"
     )
 
 

@@ -20,7 +20,7 @@ Around every route it behaves like GitHub where clients depend on it:
 - each token has GitHub's secondary limits (``World.secondary_limits``:
   content-generating requests per minute and per hour, points per minute),
   counted on the simulated clock: a request over one is refused with 403,
-  ``retry-after`` (the seconds until it would fit) and GitHub's message, and
+  ``retry-after`` (the seconds until it would fit, or the whole window) and GitHub's message, and
   is kept in ``World.secondary_refusals``; ``secondary_rate_limit`` also makes
   the next matching requests hit one (403/429, ``retry-after``);
 - ``Link`` URLs name the origin the request came to (``https://api.github.com``

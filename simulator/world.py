@@ -129,7 +129,11 @@ def _seconds_until_under(
     """0 if ``new`` fits under ``limit`` beside ``admitted``, else how long until it would.
 
     ``admitted`` holds the requests of the last ``window`` seconds, oldest first.
+    A request heavier than the limit itself never fits: the answer is the
+    whole window, as GitHub's is a wait, never a promise.
     """
+    if measure(new) == 0:
+        return 0  # the request weighs nothing here (a read against a content limit)
     total = sum(measure(entry) for entry in admitted) + measure(new)
     if total <= limit:
         return 0
@@ -290,6 +294,7 @@ class World:
         """Count one request against ``token``'s secondary limits: 0, or the seconds to wait (then not counted)."""
         limits = self.secondary_limits
         if limits is None:
+            self.content_generated[token] = self.content_generated.get(token, 0) + int(content)
             return 0
         request = Admitted(self.clock.epoch_seconds(), resource, content)
         minute = _pruned(self._last_minute.setdefault(token, deque()), request.at - 60)

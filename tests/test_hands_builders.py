@@ -240,7 +240,8 @@ def test_a_claim_plan_is_posted_by_loop_claim_then_the_same_wakeup_continues(tmp
     claim_plan = {"action": "claim-plan", "reasons": ["plan-unclaimed"], "request_key": "5:" + "b" * 40}
     for told in (plans._next_for_plan("claim-plan", directory, "a" * 64), ledger._next(claim_plan, directory)):
         assert f"`loop.py claim --state-dir {directory.path}`" in told
-        assert told.index("loop.py claim") < told.index("`loop.py wakeup --continue`")
+        continued = f"`loop.py wakeup --state-dir {directory.path} --prompt-file F --continue`"
+        assert told.index("loop.py claim") < told.index(continued)
 
 
 def test_the_state_directory_is_private_and_refuses_to_be_shared(tmp_path):

@@ -251,7 +251,8 @@ def test_more_than_eighty_content_generating_requests_a_minute_are_refused_until
     assert len(world.repository(OWNER, NAME).issue_comments[number]) == 80
     assert world.secondary_refusals == [(TOKEN, "POST", f"{REPO}/issues/{number}/comments")]
     assert world.content_generated == {TOKEN: 80}
-    assert create_comment(api, number, "still too many")[0] == 403  # a refusal is not counted: still 40 s
+    status, _, headers = create_comment(api, number, "still too many")
+    assert (status, headers["Retry-After"]) == (403, "40")  # the refusal before was not counted
     world.clock.advance(39)
     assert create_comment(api, number, "a second early")[0] == 403
     world.clock.advance(1)
@@ -277,6 +278,21 @@ def test_the_hourly_content_limit_counts_an_hour_and_graphql_mutations(world):
     assert api("POST", "/graphql", query)[0] == 200  # a query is no content
     world.clock.advance(3600 - 300)
     assert create_comment(api, number, "an hour after the first")[0] == 201
+
+
+def test_a_read_is_never_refused_by_a_content_limit_nor_a_write_promised_a_time_it_never_fits(world):
+    number = open_pull(world)
+    api = Api(world)
+    for index in range(3):
+        assert create_comment(api, number, f"note {index}")[0] == 201
+    world.secondary_limits = SecondaryLimits(content_per_minute=1)  # lowered below what was already sent
+    assert api("GET", f"{REPO}/pulls/{number}")[0] == 200
+    world.secondary_limits = SecondaryLimits(rest_points_per_minute=4)  # a write alone weighs 5
+    world.clock.advance(60)
+    assert [create_comment(api, number, "never")[2].get("Retry-After") for _ in range(2)] == ["60", "60"]
+    world.secondary_limits = None
+    assert create_comment(api, number, "unlimited")[0] == 201
+    assert world.content_generated == {TOKEN: 4}  # counted with the limits off too
 
 
 def test_points_a_minute_weigh_a_write_as_five_reads_per_resource(world):
