@@ -143,9 +143,7 @@ def test_init_refuses_an_intent_that_does_not_match_github(capsys, world):
 def test_a_new_pr_plan_with_title_and_body_files(capsys, world, tmp_path):
     git(world["repo"], "checkout", "-q", "-b", "feature/new")
     (tmp_path / "body.md").write_text("Fixes the greeting.\n\nZürich ✓\n", encoding="utf-8")
-    made = loop(
-        capsys,
-        world,
+    new_pr = [
         "init",
         "--checkout",
         str(world["repo"]),
@@ -165,9 +163,8 @@ def test_a_new_pr_plan_with_title_and_body_files(capsys, world, tmp_path):
         "Fix greeting",
         "--body-file",
         str(tmp_path / "body.md"),
-        "--state-dir",
-        str(tmp_path / "loop-state"),
-    )
+    ]
+    made = loop(capsys, world, *new_pr, "--state-dir", str(tmp_path / "loop-state"))
     assert made["operations"] == [
         "fetch-base",
         "stage-files",
@@ -187,25 +184,7 @@ def test_a_new_pr_plan_with_title_and_body_files(capsys, world, tmp_path):
     assert (
         cli.main(
             [
-                "init",
-                "--checkout",
-                str(world["repo"]),
-                "--repository",
-                REPOSITORY,
-                "--base",
-                "main",
-                "--head",
-                "feature/new",
-                "--path",
-                "src/app.py",
-                "--commit",
-                "--push",
-                "--mode",
-                "autonomous",
-                "--title",
-                "Fix greeting",
-                "--body-file",
-                str(tmp_path / "body.md"),
+                *new_pr,
                 "--state-dir",
                 str(tmp_path / "loop-state-text"),
                 "--format",

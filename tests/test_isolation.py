@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from observe.evaluator_digest import CODE_DIRECTORIES, ENTRY_POINTS, DigestError, evaluator_sha256
+from simulator.app import Server
+from simulator.world import World
 from tests.helpers import FIXTURES, ROOT
 
 INVALID_INITIAL = FIXTURES / "initial" / "invalid" / "boundary-clean-filters-active--lfs.json"
@@ -290,32 +292,17 @@ def test_the_evaluator_validates_with_pydantic_and_the_collector_reads_through_g
                                   checks=("initial",))
     assert status == 1 and {"pydantic", "pydantic_core"} <= evaluator
     assert not {"ghapi", "dateutil"} & evaluator
-    # GitHub's answer to a bad token, from a local server: the collector's report reached its first request.
-    import http.server
-    import threading
-
-    class Refuse(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-            body = b'{"message":"Bad credentials"}'
-            self.send_response(401)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # The simulated GitHub refuses the token (it knows none): the collector's report reached its first request.
+    world = World()
+    server = Server(world).start()
     try:
         status, collector = loaded_by(
-            "collect_state.py", "observe.cli", "--api-url", f"http://127.0.0.1:{server.server_port}", "report",
+            "collect_state.py", "observe.cli", "--api-url", server.url, "report",
             "--repository", "octo-org/hello-world", "--pr", "1", "--run-id", "0" * 32,
         )
     finally:
-        server.shutdown()
-        server.server_close()
+        server.stop()
+        world.close()
     assert status == 1 and {"ghapi", "fastspec"} <= collector and "pydantic" not in collector
     # The registry reader (prompt and state collections), found by the loader's finder as they find it.
     loader = str(ROOT / "scripts" / "isolation.py")
