@@ -24,6 +24,7 @@ from typing import Any
 
 from act import sources, statedir
 from act.errors import ActError
+from act.state_models import AutomationProgress
 from evaluator.formats import parse_timestamp
 
 # The evaluator's actions after which the loop writes nothing more on success.
@@ -41,8 +42,8 @@ def finished_state(directory: statedir.StateDir) -> dict[str, Any] | None:
     if action not in FINISHING_ACTIONS:
         return None
     if action == "finish-finalization":
-        automation = directory.read_optional(statedir.AUTOMATION) or {}
-        if automation.get("stage") != "deleted":
+        automation = directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
+        if automation is None or automation.stage != "deleted":
             return None
     return directory.read_optional(statedir.STATE)
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from act import judge, sources, statedir
+from act import judge, ledger, sources, statedir, steps
 from act.command import Context
 from act.errors import ActError, UsageError
-from act.plans import read_intent
+from act.plans import read_intent, read_pending, where
 from act.state_models import AutomationProgress, AutomationStage, build, updated
 from evaluator import markers, policy
 from evaluator.canonical import text_digest
@@ -133,7 +133,6 @@ def run_prompt(ctx: Context) -> dict[str, Any]:
     document = sources.prompt_document(
         ctx.world, directory.file(statedir.INITIAL), record.pr_number, _known_id(record), intent.checkout
     )
-    directory.write("prompt-candidate.json", document)
     verdict = judge.evaluate("prompt", document)
     if not verdict.accepted:
         _save(directory, record, "prompt-rejected")
@@ -177,8 +176,17 @@ def run_delete(ctx: Context) -> dict[str, Any]:
     _save(directory, record, "delete-requested")
     return {
         "payload": delete_payload(_known_id(record)),
-        "next": "call automation_update with this payload exactly, then `loop.py verify-automation`",
+        "next": _in_row(directory, last.get("action"), "automation-delete")
+        or f"pass this payload to automation_update unchanged; then `loop.py verify-automation --state-dir "
+        f"{directory.path}`; then tell the person the bootstrap was rejected (the loop never started)",
     }
+
+
+def _in_row(directory: statedir.StateDir, action: Any, step: str) -> str | None:
+    """Inside a wakeup: the rest of the emitted action's row after ``step`` (act/steps.py)."""
+    if action not in steps.WAKEUP or not any(s.key == step for s in steps.WAKEUP[action]):
+        return None
+    return steps.after(action, step, where(directory))
 
 
 # --- verify-automation ---------------------------------------------------------------------
@@ -243,7 +251,12 @@ def run_verify(ctx: Context) -> dict[str, Any]:
                 details={"payload": delete_payload(automation_id)},
             )
         _save(directory, record, "deleted")
-        return {"outcome": "deleted", "next": "nothing: the automation is gone"}
+        last = directory.read_optional(statedir.LAST_RESULT) or {}
+        return {
+            "outcome": "deleted",
+            "next": _in_row(directory, last.get("action"), "verify-automation")
+            or "the automation is gone; tell the person the bootstrap was rejected (the loop never started)",
+        }
     if len(owned) != 1 or owned[0]["id"] != automation_id:
         raise ActError(
             "automation-not-unique",
@@ -273,7 +286,7 @@ def run_verify(ctx: Context) -> dict[str, Any]:
         return {
             "outcome": "stub-paused",
             "automation_id": automation_id,
-            "next": "post the round-0 review request if not yet posted, then `loop.py automation-prompt`",
+            "next": f"`loop.py automation-prompt --state-dir {directory.path}`",
         }
     if stage in ("prompt-requested", "prompt-verified"):
         _require_clean(observed, record, status="PAUSED", prompt_sha256=rendered)
@@ -287,10 +300,21 @@ def run_verify(ctx: Context) -> dict[str, Any]:
     if stage in ("activate-requested", "active"):
         _require_clean(observed, record, status="ACTIVE", prompt_sha256=rendered)
         _save(directory, record, "active")
+        current = ledger.read_wakeup(directory)
+        in_wakeup = current is not None and current.ended_at is None and current.claims
+        pending = read_pending(directory)
         return {
             "outcome": "active",
             "automation_id": automation_id,
-            "next": "the loop is live: end this turn; every wakeup starts with `loop.py wakeup`",
+            # Mid-loop (a remediation's update-automation) the wakeup goes on; after the bootstrap the turn ends.
+            "next": steps.after(
+                "execute-remediation",
+                "verify-automation",
+                where(directory, plan_hash=None if pending is None else pending.plan_hash),
+            )
+            if in_wakeup
+            else "the loop is live: end this turn; every wakeup starts with `loop.py wakeup --state-dir "
+            f"{directory.path} --automation-key {record.key}`",
         }
     raise ActError("automation-stage-mismatch", f"nothing to verify at stage {stage}", path="/automation/stage")
 

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from act import execute as core
-from act import judge, plans, sources, statedir, wakeup
+from act import judge, ledger, plans, sources, statedir, steps
 from act.build import recurring
 from act.command import Context
 from act.errors import ActError
@@ -30,6 +30,7 @@ from act.gitops import GitWriter
 from act.state_models import InitialPlan, InitialTexts, RecurringPlan
 
 EXECUTING = {"remediation": "execute-remediation", "finalization": "execute-finalization"}
+_EXECUTING_ROWS = ("execute-remediation", "execute-finalization", "finish-finalization")
 _CLAIM_KIND = re.compile(r"github-codex-pr-loop-claim run=[0-9a-f]{32} kind=(remediation|finalization|cleanup) ")
 
 
@@ -210,7 +211,7 @@ def _check_emitted_within_plan(directory: statedir.StateDir, last: dict[str, Any
 def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: RecurringPlan) -> core.Job:
     intent = plans.read_intent(directory)
     manifest = pending.manifest.as_dict()
-    current = wakeup.current_wakeup(directory)
+    current = ledger.current_wakeup(directory)
     if pending.plan_hash not in {claim.plan_hash for claim in current.claims}:
         raise ActError(
             "plan-not-claimed",
@@ -271,7 +272,37 @@ def run_execute(ctx: Context) -> dict[str, Any]:
         else _recurring_job(ctx, directory, pending)
     )
     with sources.observing():
-        return core.execute(job, only=ctx.args.operation, one=ctx.args.one)
+        result = core.execute(job, only=ctx.args.operation, one=ctx.args.one)
+    if not isinstance(pending, InitialPlan):
+        result["next"] = _next_in_wakeup(directory, pending, result)
+    if any(p["outcome"] == "awaiting-edit" for p in result["performed"]):
+        result["edit_safely"] = EDIT_SAFELY
+    return result
+
+
+# How an edit keeps each planned file's identity (the path records bind it, the inode included).
+EDIT_SAFELY = (
+    "write each listed file in place: open it for writing and overwrite it (Python open(path, 'r+') then truncate, "
+    "or open(path, 'w'); the shell's `>`); never `sed -i`, `perl -i`, `mv`, or an editor that saves by writing a new "
+    "file and renaming it over the old one: each replaces the file, which the plan sees as a changed inode; create, "
+    "delete or rename no other file in the checkout"
+)
+
+
+def _next_in_wakeup(directory: statedir.StateDir, pending: RecurringPlan, result: dict[str, Any]) -> str:
+    """The rest of the wakeup row this execution belongs to (act/steps.py)."""
+    last = directory.read_optional(statedir.LAST_RESULT) or {}
+    emitted = last.get("action")
+    row = emitted if isinstance(emitted, str) and emitted in _EXECUTING_ROWS else EXECUTING[pending.kind]
+    here = plans.where(directory, plan_hash=pending.plan_hash)
+    performed = result["performed"]
+    if performed and performed[-1]["outcome"] == "awaiting-edit":
+        return f"edit exactly these paths, in place: {pending.manifest.as_dict()['paths']}; then " + steps.after(
+            row, "edit", here
+        )
+    if result["next_operation"] is not None:
+        return f"`loop.py execute --state-dir {directory.path}` (next: {result['next_operation']})"
+    return steps.after(row, "execute", here, nth=2 if row == "execute-remediation" else 1)
 
 
 # --- claim ------------------------------------------------------------------------
@@ -294,7 +325,7 @@ def run_claim(ctx: Context) -> dict[str, Any]:
             "not claim-plan for the pending plan",
             path="/action",
         )
-    current = wakeup.current_wakeup(directory)
+    current = ledger.current_wakeup(directory)
     result = _judge_with_plan(ctx, directory, pending, current.wakeup_id)  # the request key and the plan, fresh
     # After a crash the claim may be posted already: the evaluator then says this wakeup holds it.
     posted_already = (
@@ -321,10 +352,10 @@ def run_claim(ctx: Context) -> dict[str, Any]:
         user_id = github.user_id()
         outcome, comment = github.post_comment_once(manifest["pr_number"], user_id, body, body.strip(), "claim")
     if not any(claim.plan_hash == pending.plan_hash and claim.comment_id == comment["id"] for claim in current.claims):
-        wakeup.record_claim(directory, current.wakeup_id, pending.plan_hash, kind.group(1), comment["id"])
+        ledger.record_claim(directory, current.wakeup_id, pending.plan_hash, kind.group(1), comment["id"])
     return {
         "outcome": outcome,
         "comment_id": comment["id"],
         "wakeup_id": current.wakeup_id,
-        "next": "re-collect in this same wakeup: `loop.py wakeup --continue`",
+        "next": steps.after("claim-plan", "claim", plans.where(directory)),
     }

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, cast
 
-from act import aftermath, judge, sources, statedir, summary
+from act import aftermath, judge, ledger, sources, statedir, steps, summary
 from act.build import initial as initial_builder
 from act.build import recurring
 from act.command import HEX64, Context
@@ -213,7 +213,6 @@ def run_init(ctx: Context) -> dict[str, Any]:
                 "plan_hash": result["initial_plan_hash"],
                 "mode": intent["mode"],
                 "built_at": built_at,
-                "manifest": document["initial_manifest"],
             },
         ),
     )
@@ -371,29 +370,18 @@ def _finish_plan(
             f"this plan differs from the pending plan {previous.plan_hash}; an approval of that hash does not "
             "carry over"
         )
-    output["next"] = _next_for_plan(result["action"], directory, plan_hash)
+    if result["action"] in steps.ENDS_THE_WAKEUP:  # await-approval: this wakeup writes nothing more
+        ledger.end_wakeup(directory, result["action"])
+    output["next"] = steps.row(result["action"], where(directory, plan_hash=plan_hash))
     return output
 
 
-def _next_for_plan(action: str, directory: statedir.StateDir, plan_hash: str) -> str:
-    if action == "await-approval":
-        return (
-            "show the approval summary and end the wakeup; when the person names the exact hash, run `loop.py "
-            f"approve --state-dir {directory.path} --hash {plan_hash}`"
-        )
-    if action == "claim-plan":
-        return claim_next(directory)
-    return f"obey {action} (references/actions.md)"
-
-
-def claim_next(directory: statedir.StateDir) -> str:
-    """What a claim-plan asks for: the hands post the claim once, then the same wakeup collects again."""
-    return (
-        f"run `loop.py claim --state-dir {directory.path}` (it posts claim_comment_body once and records it "
-        "for this wakeup), then re-collect in this same wakeup: run this wakeup's command again with --continue "
-        f"(`loop.py wakeup --state-dir {directory.path} --prompt-file F --continue`, or with --automation-key KEY "
-        "as the wakeup was run)"
-    )
+def where(directory: statedir.StateDir, *, key: str | None = None, plan_hash: str | None = None) -> steps.Where:
+    """What a ``next`` can name: the state directory, the loop's automation key (once known), the plan."""
+    if key is None:
+        automation = directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
+        key = None if automation is None else automation.key
+    return steps.Where(state_dir=directory.path, key=key, plan_hash=plan_hash)
 
 
 def run_plan_remediation(ctx: Context) -> dict[str, Any]:
@@ -450,6 +438,17 @@ def run_plan_finalization(ctx: Context) -> dict[str, Any]:
 # --- approve and status ---------------------------------------------------------------
 
 
+# An approval is the person's act: a refusal never prints the hash an agent could copy.
+_ASK_THE_PERSON = (
+    "ask the person to reply with the full hash from the approval summary, and record it exactly as they wrote it"
+)
+
+
+def _prefix(plan_hash: str) -> str:
+    """Enough of a hash to tell two plans apart in a message, never enough to approve with."""
+    return f"hash beginning {plan_hash[:8]}"
+
+
 def run_approve(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     named = ctx.args.hash
@@ -466,7 +465,7 @@ def run_approve(ctx: Context) -> dict[str, Any]:
         raise ActError(
             "approval-hash-malformed",
             f"{named[:80]!r} is not a 64-character lowercase hex hash; a shortened or re-cased hash is no approval. "
-            f"The pending plan is {pending.plan_hash}",
+            f"{_ASK_THE_PERSON}",
             path="/hash",
         )
     if named != pending.plan_hash:
@@ -475,13 +474,13 @@ def run_approve(ctx: Context) -> dict[str, Any]:
             raise ActError(
                 "approval-hash-stale",
                 f"{named} names an older {older.kind} plan (built {older.built_at}), not the pending "
-                f"{pending.kind} plan {pending.plan_hash}; show the person the pending plan and wait for its "
-                "hash",
+                f"{pending.kind} plan ({_prefix(pending.plan_hash)}); {_ASK_THE_PERSON}",
                 path="/hash",
             )
         raise ActError(
             "approval-hash-mismatch",
-            f"{named} is not the pending {pending.kind} plan's hash {pending.plan_hash}; nothing is approved",
+            f"{named} is not the pending {pending.kind} plan's hash ({_prefix(pending.plan_hash)}); nothing is "
+            f"approved; {_ASK_THE_PERSON}",
             path="/hash",
         )
     approval = build(Approval, {"plan_hash": named, "kind": pending.kind, "approved_at": statedir.now_text()})

@@ -91,7 +91,11 @@ def github_client(world: World, repository: str, *, use_cache: bool = True) -> A
     from observe.github.connect import github_client as connect
 
     return connect(
-        repository, api_url=world.api_url, gh_path=world.gh, network=world.network, secrets=world.secrets,
+        repository,
+        api_url=world.api_url,
+        gh_path=world.gh,
+        network=world.network,
+        secrets=world.secrets,
         use_cache=use_cache,
     )
 

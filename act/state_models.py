@@ -28,7 +28,6 @@ from evaluator.models.common import (
     Timestamp,
     validate,
 )
-from evaluator.models.initial import InitialManifest
 from evaluator.models.recurring import FinalizationManifest, RemediationManifest
 
 PlanKind = Literal["initial", "remediation", "finalization"]
@@ -83,13 +82,16 @@ class InitialTexts(Strict):
 
 
 class InitialPlan(Strict):
-    """``pending.json`` while the initial plan is the one pending."""
+    """``pending.json`` while the initial plan is the one pending.
+
+    It names the plan by hash only: the manifest itself lives once, in
+    ``initial.json``, which is what execute reads and rebuilds against.
+    """
 
     kind: Literal["initial"]
     plan_hash: Digest
     mode: policy.WriteMode
     built_at: Timestamp
-    manifest: InitialManifest
 
 
 class RemediationChoices(Strict):

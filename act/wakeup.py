@@ -14,24 +14,22 @@ it and only a claim naming this wakeup's id is "ours". The ledger
 
 from __future__ import annotations
 
-import secrets
 import sys
 from pathlib import Path
 from typing import Any
 
-from act import judge, sources, statedir
+from act import judge, sources, statedir, steps
 from act.build import recurring
 from act.command import Context
 from act.errors import ActError, UsageError
-from act.plans import carried_approval, claim_next, read_intent, read_pending
-from act.state_models import ClaimRecord, InitialPlan, RecurringPlan, RemediationPlan, Wakeup, build, updated
+from act.ledger import current_wakeup, end_wakeup, record_claim, record_executed, start_wakeup
+from act.plans import carried_approval, read_intent, read_pending, where
+from act.state_models import InitialPlan, RecurringPlan, RemediationPlan, Wakeup, updated
 from evaluator import markers, policy
 from evaluator.canonical import parse_document
 from evaluator.errors import Rejected
 from evaluator.render import render_prompt
 
-# Actions after which this wakeup writes nothing more: it ends with them.
-ENDS_THE_WAKEUP = ("wait", "await-approval", "done", "state-inconsistency", "report")
 _LINE_ONE, _KEY_PREFIX, _CHECKPOINT_PREFIX = (
     line.split("{{")[0] for line in policy.AUTOMATION_PROMPT_TEMPLATE_V1.split("\n")
 )
@@ -120,86 +118,6 @@ def _prompt_text(ctx: Context) -> str:
         raise ActError("prompt-not-rendered", "the prompt is not UTF-8", path="/prompt") from None
 
 
-# --- the ledger ----------------------------------------------------------------------------
-
-
-def read_wakeup(directory: statedir.StateDir) -> Wakeup | None:
-    return directory.read_model_optional(statedir.WAKEUP, Wakeup)
-
-
-def start_wakeup(directory: statedir.StateDir) -> Wakeup:
-    """A fresh wakeup id, unless the current wakeup posted a claim and has not ended."""
-    current = read_wakeup(directory)
-    if current is not None and current.ended_at is None and current.claims:
-        raise ActError(
-            "wakeup-claim-open",
-            f"wakeup {current.wakeup_id} posted a claim and has not ended: continue it with `loop.py wakeup "
-            "--continue` "
-            "(same wakeup id); if that wakeup is over, end it with `loop.py end-wakeup` first (its claim then counts "
-            "as another wakeup's)",
-            path="/wakeup_id",
-        )
-    record = build(
-        Wakeup,
-        {
-            "wakeup_id": secrets.token_hex(16),
-            "started_at": statedir.now_text(),
-            "ended_at": None,
-            "end_reason": None,
-            "claims": [],
-            "executed": [],
-        },
-    )
-    directory.write_model(statedir.WAKEUP, record)
-    return record
-
-
-def current_wakeup(directory: statedir.StateDir) -> Wakeup:
-    current = read_wakeup(directory)
-    if current is None or current.ended_at is not None:
-        raise ActError(
-            "wakeup-not-open", "no wakeup is open to continue; start one with `loop.py wakeup`", path="/wakeup_id"
-        )
-    return current
-
-
-def record_claim(
-    directory: statedir.StateDir, wakeup_id: str, plan_hash: str, kind: str, comment_id: int | None = None
-) -> Wakeup:
-    """Called right after a claim comment is posted: this wakeup now continues under its id."""
-    current = current_wakeup(directory)
-    if current.wakeup_id != wakeup_id:
-        raise ActError(
-            "wakeup-id-mismatch",
-            f"the claim names wakeup {wakeup_id}, the open wakeup is {current.wakeup_id}",
-            path="/wakeup_id",
-        )
-    claim = build(
-        ClaimRecord,
-        {"plan_hash": plan_hash, "kind": kind, "comment_id": comment_id, "posted_at": statedir.now_text()},
-    )
-    record = updated(current, claims=[*(c.as_dict() for c in current.claims), claim.as_dict()])
-    directory.write_model(statedir.WAKEUP, record)
-    return record
-
-
-def record_executed(directory: statedir.StateDir, plan_hash: str) -> Wakeup:
-    """Called after a claimed plan's operations are done: it is not embedded again."""
-    current = current_wakeup(directory)
-    record = updated(current, executed=[*current.executed, plan_hash])
-    directory.write_model(statedir.WAKEUP, record)
-    return record
-
-
-def end_wakeup(directory: statedir.StateDir, reason: str) -> Wakeup | None:
-    current = read_wakeup(directory)
-    if current is None or current.ended_at is not None:
-        return current
-    record = updated(current, ended_at=statedir.now_text(), end_reason=reason)
-    directory.write_model(statedir.WAKEUP, record)
-    return record
-
-
 def claimed_pending_plan(directory: statedir.StateDir, wakeup: Wakeup) -> RecurringPlan | None:
     """The pending plan, when this wakeup claimed it and has not carried it out: it is embedded again."""
     pending = read_pending(directory)
@@ -237,13 +155,13 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
         )
         state = recurring.embed(state, manifest, approved_plan_hash=approved, execution_boundary=boundary)
     verdict = judge.evaluate("state", state)
-    directory.write(statedir.STATE, state)
-    if not verdict.accepted:
+    if not verdict.accepted:  # a rejected state justifies nothing: it is not stored
         end_wakeup(directory, "state-rejected")
         judge.require_accepted(verdict, "the wakeup state")
     result = verdict.result
+    directory.write(statedir.STATE, state)
     directory.write(statedir.LAST_RESULT, result)
-    if result["action"] in ENDS_THE_WAKEUP:
+    if result["action"] in steps.ENDS_THE_WAKEUP:
         end_wakeup(directory, result["action"])
     return {
         "automation_key": key,
@@ -253,30 +171,26 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
         "action": result["action"],
         "reasons": result["reasons"],
         "evaluation": result,
-        "next": _next(result, directory),
+        "next": _next(result, directory, key),
     }
 
 
-def _next(result: dict[str, Any], directory: statedir.StateDir) -> str:
+def _next(result: dict[str, Any], directory: statedir.StateDir, key: str) -> str:
     action = result["action"]
     pending = read_pending(directory)
-    if action in ("plan-remediation", "plan-finalization"):
-        kind = action.removeprefix("plan-")
-        if (
-            action == "plan-remediation"
-            and isinstance(pending, RemediationPlan)
-            and pending.request_key == result["request_key"]
-        ):
-            return (
-                f"a remediation plan for this request is pending ({pending.plan_hash}): rebuild it with `loop.py "
-                "plan-remediation --reuse-pending`, or choose again with --path/--command"
-            )
-        return f"`loop.py {action}`" + (" --path P ... [--command JSON ...]" if kind == "remediation" else "")
-    if action in ENDS_THE_WAKEUP:
-        return f"{action}: this wakeup is over (references/actions.md)"
-    if action == "claim-plan":
-        return claim_next(directory)
-    return f"obey {action} (references/actions.md)"
+    here = where(directory, key=key)
+    if (
+        action == "plan-remediation"
+        and isinstance(pending, RemediationPlan)
+        and pending.request_key == result["request_key"]
+        and pending.executed_at is None
+    ):
+        return (
+            f"a remediation plan for this request is pending ({pending.plan_hash[:8]}...): rebuild it with "
+            f"`loop.py plan-remediation --state-dir {directory.path} --reuse-pending`, or choose again: "
+            + steps.row(action, here)
+        )
+    return steps.row(action, here)
 
 
 def run_end_wakeup(ctx: Context) -> dict[str, Any]:
@@ -300,7 +214,7 @@ def run_record_claim(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     plan_hash = _pending_hash(directory, ctx.args.plan_hash)
     record = record_claim(directory, current_wakeup(directory).wakeup_id, plan_hash, ctx.args.kind, ctx.args.comment_id)
-    return {"wakeup": record.as_dict(), "next": "re-collect in this same wakeup: `loop.py wakeup --continue`"}
+    return {"wakeup": record.as_dict(), "next": steps.after("claim-plan", "claim", where(directory))}
 
 
 def run_record_executed(ctx: Context) -> dict[str, Any]:
@@ -311,7 +225,8 @@ def run_record_executed(ctx: Context) -> dict[str, Any]:
     pending = read_pending(directory)
     if pending is not None and not isinstance(pending, InitialPlan):  # its approval is spent
         directory.write_model(statedir.PENDING, updated(pending, executed_at=statedir.now_text()))
+    row = "execute-remediation" if pending is not None and pending.kind == "remediation" else "execute-finalization"
     return {
         "wakeup": record_executed(directory, plan_hash).as_dict(),
-        "next": "re-collect without the plan: `loop.py wakeup --continue`",
+        "next": steps.after(row, "record-executed", where(directory, plan_hash=plan_hash)),
     }

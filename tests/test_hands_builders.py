@@ -204,8 +204,8 @@ def pending_remediation(plan_hash: str, request_key: str) -> dict:
 
 
 def test_the_wakeup_ledger_keeps_one_id_per_wakeup(tmp_path):
-    from act import statedir
-    from act import wakeup as ledger
+    from act import ledger, statedir
+    from act.wakeup import claimed_pending_plan
 
     directory = statedir.StateDir.create(tmp_path / "loop")
     first = ledger.start_wakeup(directory)
@@ -221,9 +221,9 @@ def test_the_wakeup_ledger_keeps_one_id_per_wakeup(tmp_path):
     assert raised.value.code == "wakeup-claim-open"
     assert ledger.current_wakeup(directory).wakeup_id == second.wakeup_id  # --continue keeps it
     directory.write(statedir.PENDING, pending_remediation("a" * 64, "5:" + "b" * 40))
-    assert ledger.claimed_pending_plan(directory, ledger.current_wakeup(directory)).plan_hash == "a" * 64
+    assert claimed_pending_plan(directory, ledger.current_wakeup(directory)).plan_hash == "a" * 64
     ledger.record_executed(directory, "a" * 64)
-    assert ledger.claimed_pending_plan(directory, ledger.current_wakeup(directory)) is None
+    assert claimed_pending_plan(directory, ledger.current_wakeup(directory)) is None
     ended = ledger.end_wakeup(directory, "done")
     assert ended is not None and ended.end_reason == "done" and ended.ended_at
     with pytest.raises(ActError) as raised:
@@ -233,15 +233,17 @@ def test_the_wakeup_ledger_keeps_one_id_per_wakeup(tmp_path):
 
 
 def test_a_claim_plan_is_posted_by_loop_claim_then_the_same_wakeup_continues(tmp_path):
-    from act import plans, statedir
-    from act import wakeup as ledger
+    from act import plans, statedir, steps
+    from act import wakeup as waking
 
     directory = statedir.StateDir.create(tmp_path / "loop")
     claim_plan = {"action": "claim-plan", "reasons": ["plan-unclaimed"], "request_key": "5:" + "b" * 40}
-    for told in (plans._next_for_plan("claim-plan", directory, "a" * 64), ledger._next(claim_plan, directory)):
+    here = plans.where(directory, key="KEY-1")
+    for told in (steps.row("claim-plan", here), waking._next(claim_plan, directory, "KEY-1")):
         assert f"`loop.py claim --state-dir {directory.path}`" in told
-        continued = f"`loop.py wakeup --state-dir {directory.path} --prompt-file F --continue`"
+        continued = f"`loop.py wakeup --state-dir {directory.path} --automation-key KEY-1 --continue`"
         assert told.index("loop.py claim") < told.index(continued)
+    assert steps.after("claim-plan", "claim", here).startswith(continued)
 
 
 def test_the_state_directory_is_private_and_refuses_to_be_shared(tmp_path):

@@ -79,7 +79,7 @@ STATUS_CASES = [
     ("pending.json", lambda v: v.pop("plan_hash"), "/plan_hash", "missing-key"),
     ("pending.json", lambda v: v.update(built_at=5), "/built_at", "wrong-type"),
     ("pending.json", lambda v: v.update(kind="cleanup"), "/kind", "invalid-value"),
-    ("pending.json", lambda v: v["manifest"].pop("operations"), "/manifest/operations", "missing-key"),
+    ("pending.json", lambda v: v.update(manifest={}), "/manifest", "unknown-key"),
     ("approval.json", lambda v: v.update(by="me"), "/by", "unknown-key"),
     ("approval.json", lambda v: v.pop("approved_at"), "/approved_at", "missing-key"),
     ("approval.json", lambda v: v.update(plan_hash=7), "/plan_hash", "wrong-type"),
