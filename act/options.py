@@ -64,6 +64,11 @@ def plan_remediation(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rebuild with the pending plan's paths and commands (after the person approved it)",
     )
+    parser.add_argument(
+        "--no-commands",
+        action="store_true",
+        help="plan no validation command (by default the loop's own, from init, carry over; --command replaces them)",
+    )
 
 
 def plan_finalization(parser: argparse.ArgumentParser) -> None:

@@ -25,6 +25,7 @@ from act.state_models import (
     Approval,
     AutomationProgress,
     BuiltPlan,
+    Findings,
     InitialPlan,
     InitialTexts,
     Intent,
@@ -154,6 +155,8 @@ def _intent(ctx: Context) -> dict[str, Any]:
 
 def _observe_initial(ctx: Context, intent: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """The fresh snapshot and the PR texts its digests bind."""
+    if intent["commit"]:
+        _require_only_planned_changes(ctx, intent)
     snapshot = sources.initial_snapshot(ctx.world, intent)
     observed = snapshot["existing_pr_number"]
     if observed != intent["reuse_pr_number"]:
@@ -175,6 +178,22 @@ def _observe_initial(ctx: Context, intent: dict[str, Any]) -> tuple[dict[str, An
     else:
         title, body = intent["pr_title"], intent["pr_body"]
     return snapshot, {"pr_title": title, "pr_body": body}
+
+
+def _require_only_planned_changes(ctx: Context, intent: dict[str, Any]) -> None:
+    """A commit holds exactly the planned paths: any other change would stop it after the branch was made."""
+    outside = sources.changes_outside(ctx.world, intent["checkout"], intent["paths"])
+    if outside:
+        named = ", ".join(f"{change['path']} ({change['change']})" for change in outside[:20])
+        more = f" and {len(outside) - 20} more" if len(outside) > 20 else ""
+        raise ActError(
+            "worktree-outside-plan",
+            f"the checkout has changes outside --path: {named}{more}; the commit could not hold only the planned "
+            "paths, so no plan is built. Name each file the change touches with --path, or commit, stash or remove "
+            "the others, then run `loop.py init` again",
+            path="/paths",
+            details={"outside": outside},
+        )
 
 
 def _build_initial(intent: dict[str, Any], snapshot: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]:
@@ -389,9 +408,14 @@ def run_plan_remediation(ctx: Context) -> dict[str, Any]:
     intent = read_intent(directory)
     state = _state_input(ctx, directory)
     args = ctx.args
+    if args.no_commands and args.command:
+        raise UsageError("give --command or --no-commands, not both")
     if args.reuse_pending:
-        if args.path or args.command:
-            raise UsageError("--reuse-pending takes the pending plan's paths and commands; give no --path or --command")
+        if args.path or args.command or args.no_commands:
+            raise UsageError(
+                "--reuse-pending takes the pending plan's paths and commands; give no --path, --command or "
+                "--no-commands"
+            )
         pending = read_pending(directory)
         if not isinstance(pending, RemediationPlan):
             raise ActError(
@@ -407,7 +431,9 @@ def run_plan_remediation(ctx: Context) -> dict[str, Any]:
             raise UsageError(
                 "name the paths the fix edits with --path (or rebuild the pending plan with --reuse-pending)"
             )
-        paths, argvs, template = sorted(args.path), command_argvs(args.command), None
+        # The loop's validation commands carry over unless replaced (--command) or dropped (--no-commands).
+        argvs = [] if args.no_commands else command_argvs(args.command) if args.command else list(intent.commands)
+        paths, template = sorted(args.path), None
     _require_action(directory, state, "plan-remediation")
     manifest = recurring.remediation_manifest(
         state,
@@ -421,8 +447,23 @@ def run_plan_remediation(ctx: Context) -> dict[str, Any]:
         "commands": argvs,
         "review_request_body_template": manifest["review_request_body_template"],
     }
-    plan_summary = summary.remediation_summary(state, manifest, recurring.plan_hash(manifest))
-    return _finish_plan(ctx, directory, state, manifest, choices, plan_summary)
+    findings = bound_findings(directory, state)
+    plan_summary = summary.remediation_summary(state, manifest, recurring.plan_hash(manifest), findings)
+    return {**_finish_plan(ctx, directory, state, manifest, choices, plan_summary), "findings": findings}
+
+
+def bound_findings(directory: statedir.StateDir, state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The stored findings of this very state: same observation, each thread's digests as the state binds them."""
+    stored = directory.read_model_optional(statedir.FINDINGS, Findings)
+    if stored is None or stored.observed_at != state["observed_at"]:
+        return []
+    threads = {thread["id"]: thread for thread in state["actionable_codex_threads"]}
+    return [
+        finding.as_dict()
+        for finding in stored.findings
+        if (thread := threads.get(finding.thread_id)) is not None
+        and (thread["body_sha256"], thread["position_sha256"]) == (finding.body_sha256, finding.position_sha256)
+    ]
 
 
 def run_plan_finalization(ctx: Context) -> dict[str, Any]:
@@ -516,6 +557,13 @@ def run_status(ctx: Context) -> dict[str, Any]:
         "wakeup": None if wakeup is None else wakeup.as_dict(),
         "automation": None if automation is None else automation.as_dict(),
         "last_action": (directory.read_optional(statedir.LAST_RESULT) or {}).get("action"),
+        "findings": _stored_findings(directory),
         # Once the loop has finished: what Codex said since (GitHub is read only then).
         "after_finalization": aftermath.after_finalization(ctx.world, directory),
     }
+
+
+def _stored_findings(directory: statedir.StateDir) -> list[dict[str, Any]]:
+    """The findings of the last state a wakeup stored (``state.json``)."""
+    state = directory.read_optional(statedir.STATE)
+    return [] if state is None else bound_findings(directory, state)

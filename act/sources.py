@@ -12,7 +12,7 @@ failed observation is a clean stop.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -131,6 +131,19 @@ def path_records(checkout: str, paths: Sequence[str]) -> list[dict[str, Any]]:
         return observe_records(str(Path(checkout).resolve()), list(paths))
 
 
+def changes_outside(world: World, checkout: str, paths: Sequence[str]) -> list[dict[str, str]]:
+    """Each changed file of the checkout that no planned path covers: ``{path, change}``."""
+    from observe import collect
+
+    with observing(), ExitStack() as stack:
+        changed = collect.git_observer(world.settings(), stack, checkout).changed_paths()
+    return [
+        {"path": path, "change": change}
+        for path, change in changed
+        if not any(path == planned or path.startswith(planned.rstrip("/") + "/") for planned in paths)
+    ]
+
+
 def commands(argvs: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
     """``{argv, definition_sha256}`` for each command, in execution order."""
     from observe.git.observer import command_definition_sha256
@@ -141,11 +154,12 @@ def commands(argvs: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
 
 def wakeup_state(
     world: World, checkout: str, bootstrap_snapshot: dict[str, Any], wakeup_id: str, approved_plan_hash: str | None
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The wakeup's state, and the text of each actionable Codex finding it holds (observe/collect.py)."""
     from observe import collect
 
     with observing():
-        return collect.wakeup_from_checkpoint(
+        return collect.wakeup_with_findings(
             world.settings(),
             bootstrap_snapshot=bootstrap_snapshot,
             checkout=checkout,

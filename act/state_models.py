@@ -139,6 +139,28 @@ PENDING_MODELS: dict[str, type[Strict]] = {
 }
 
 
+class Finding(Strict):
+    """One actionable Codex finding as the wakeup observed it: for the agent to read, never judged."""
+
+    thread_id: str
+    path: str | None
+    start_line: int | None
+    line: int | None
+    priority: Literal["P0", "P1", "P2", "P3"] | None
+    text: str
+    truncated: bool
+    body_sha256: Digest
+    position_sha256: Digest
+
+
+class Findings(Strict):
+    """``findings.json``: the findings of the state in ``state.json`` (same observation, same request)."""
+
+    observed_at: Timestamp
+    request_key: str | None
+    findings: list[Finding]
+
+
 class BuiltPlan(Strict):
     """``plans/<hash>.json``: one plan ever built, so a stale approval is recognised."""
 

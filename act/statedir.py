@@ -49,6 +49,7 @@ WAKEUP = "wakeup.json"
 AUTOMATION = "automation.json"
 PROMPT = "prompt.json"
 PLANS = "plans"
+FINDINGS = "findings.json"
 
 
 def now_text() -> str:

@@ -8,7 +8,7 @@ digests it carries), so what the person reads is what the hash binds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluator import markers, policy
@@ -65,8 +65,15 @@ def initial_summary(document: Mapping[str, Any], pr_title: str, pr_body: str) ->
     }
 
 
-def remediation_summary(state: Mapping[str, Any], manifest: Mapping[str, Any], plan_hash: str) -> dict[str, Any]:
+def remediation_summary(
+    state: Mapping[str, Any],
+    manifest: Mapping[str, Any],
+    plan_hash: str,
+    findings: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """``findings``: what Codex wrote on each thread; shown only where its digest is the one the plan binds."""
     round_number = state["fix_rounds"] + 1
+    said = {(finding["thread_id"], finding["body_sha256"], finding["position_sha256"]): finding for finding in findings}
     return {
         "plan_kind": "remediation",
         "plan_hash": plan_hash,
@@ -86,13 +93,34 @@ def remediation_summary(state: Mapping[str, Any], manifest: Mapping[str, Any], p
         "review_request_text": manifest["review_request_body_template"],
         "review_request_note": f"{policy.FINAL_HEAD_PLACEHOLDER} is replaced by the pushed fix commit",
         "threads": [
-            {"id": t["id"], "do": "reply", "reply_ends_with": markers.reply_marker(state["run_id"], round_number)}
+            {
+                "id": t["id"],
+                "do": "reply",
+                "reply_ends_with": markers.reply_marker(state["run_id"], round_number),
+                **_finding(said.get((t["id"], t["body_sha256"], t["position_sha256"]))),
+            }
             for t in manifest["actionable_threads"]
         ],
         "gates": None,
         "execution": _execution(manifest["execution"]),
         "how_to_approve": how_to_approve(state["mode"], plan_hash),
     }
+
+
+def _finding(finding: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Where and what Codex found: its text's SHA-256 and its position's are the plan's own."""
+    if finding is None:
+        return {"finding": "(text not observed in this wakeup)"}
+    lines = finding["line"] if finding["start_line"] is None else f"{finding['start_line']}-{finding['line']}"
+    text = " ".join(finding["text"].split())
+    return {
+        "where": f"{finding['path']}:{lines}",
+        "priority": finding["priority"],
+        "finding": text[:FINDING_SHOWN] + ("..." if finding["truncated"] or len(text) > FINDING_SHOWN else ""),
+    }
+
+
+FINDING_SHOWN = 300  # characters of a finding in the summary; `findings` in the output holds up to 2,000
 
 
 def finalization_summary(

@@ -24,7 +24,7 @@ from act.command import Context
 from act.errors import ActError, UsageError
 from act.ledger import current_wakeup, end_wakeup, record_claim, record_executed, start_wakeup
 from act.plans import carried_approval, read_intent, read_pending, where
-from act.state_models import InitialPlan, RecurringPlan, RemediationPlan, Wakeup, updated
+from act.state_models import Findings, InitialPlan, RecurringPlan, RemediationPlan, Wakeup, build, updated
 from evaluator import markers, policy
 from evaluator.canonical import parse_document
 from evaluator.errors import Rejected
@@ -142,7 +142,9 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
             path="/run_id",
         )
     record = current_wakeup(directory) if ctx.args.continue_wakeup else start_wakeup(directory)
-    state = sources.wakeup_state(ctx.world, intent.checkout, boot, record.wakeup_id, carried_approval(directory, None))
+    state, findings = sources.wakeup_state(
+        ctx.world, intent.checkout, boot, record.wakeup_id, carried_approval(directory, None)
+    )
     approved = carried_approval(directory, state["request_key"])
     state["approved_plan_hash"] = approved  # spent once a new request has begun
     embedded = claimed_pending_plan(directory, record) if ctx.args.continue_wakeup else None
@@ -160,6 +162,12 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
         judge.require_accepted(verdict, "the wakeup state")
     result = verdict.result
     directory.write(statedir.STATE, state)
+    directory.write_model(
+        statedir.FINDINGS,
+        build(
+            Findings, {"observed_at": state["observed_at"], "request_key": state["request_key"], "findings": findings}
+        ),
+    )
     directory.write(statedir.LAST_RESULT, result)
     if result["action"] in steps.ENDS_THE_WAKEUP:
         end_wakeup(directory, result["action"])
@@ -170,6 +178,7 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
         "embedded_plan_hash": None if embedded is None else embedded.plan_hash,
         "action": result["action"],
         "reasons": result["reasons"],
+        "findings": findings,
         "evaluation": result,
         "next": _next(result, directory, key),
     }

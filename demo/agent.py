@@ -13,10 +13,11 @@ import json
 import shlex
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from demo.stack import Stack
 
@@ -32,6 +33,7 @@ class Missing(Exception):
 class Agent:
     stack: Stack
     state_dir: str | None = None
+    out: TextIO | None = None  # each command is printed as it starts, its wall time when it ends
     transcript: list[str] = field(default_factory=list)
     results: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
@@ -49,6 +51,9 @@ class Agent:
         argv = [sys.executable, str(LOOP), command, *where, *args, "--observed-at", self.stack.world.clock.iso()]
         shown = [Path(sys.executable).name, "scripts/loop.py", command, *where, *args]
         self.transcript.append(self.shorten(shlex.join(shown)))
+        if self.out is not None:
+            print(f"{'':>11}  $ {self.transcript[-1]}", end="", file=self.out, flush=True)
+        began = time.monotonic()
         completed = subprocess.run(
             [*argv, *self.stack.network_flags()],
             env=self.stack.environment(),
@@ -57,6 +62,8 @@ class Agent:
             timeout=300,
             cwd=ROOT,
         )
+        if self.out is not None:
+            print(f"  ({time.monotonic() - began:.1f} s)", file=self.out, flush=True)
         lines = completed.stdout.splitlines()
         if completed.returncode == 2 and "invalid choice" in completed.stderr:
             raise Missing(f"loop.py {command}")
@@ -78,7 +85,7 @@ class Agent:
 
     def tool(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Codex's automation_update tool, called with the payload exactly as the hands printed it."""
-        self.transcript.append("automation_update " + json.dumps(payload, separators=(",", ":"))[:120])
+        self.transcript.append("automation_update " + json.dumps(payload, separators=(",", ":")))
         return self.stack.host.automation_update(payload)
 
 

@@ -10,34 +10,21 @@ head branch or closing the pull request (demo/scenarios.py).
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
 
+from act import steps as table
 from demo.agent import Agent, Missing, Refused
 from demo.stack import CHANGED_FILE, HEAD_BRANCH, Stack
 
 TITLE = "Fix the greeting"
 BODY = "The greeting said helo."
 VALIDATION = ["/usr/bin/test", "-f", CHANGED_FILE]
-# Actions after which a wakeup writes nothing more (references/hands.md, "Wakeup ids").
-QUIET = {"wait", "await-approval", "done", "state-inconsistency", "report"}
-CLEANUP_STOPS = {
-    "stop-pr-closed",
-    "request-timeout",
-    "stop-max-rounds",
-    "stop-reviewer-unavailable",
-    "stop-recurring-finding",
-}
-STOPS = {
-    "stop-pr-closed",
-    "request-timeout",
-    "stop-max-rounds",
-    "stop-reviewer-unavailable",
-    "stop-recurring-finding",
-    "state-inconsistency",
-}
+CLEANUP_STOPS = set(table.CLEANUP_STOPS)
+STOPS = {*table.CLEANUP_STOPS, "state-inconsistency"}
 MAX_WAKEUPS = 40
 
 
@@ -67,13 +54,13 @@ class Run:
     edits: int = 0
     interrupted: bool = False
     cleanup_outcome: str | None = None
-    claimed: bool = False
+    plan_hash: str | None = None  # the plan the agent last saw (a row's H)
     approved: set[str] = field(default_factory=set)
     executed: set[str] = field(default_factory=set)
     after_finalization: dict[str, Any] | None = None  # `loop.py status` once the loop is done (a scenario's hook)
 
     def __post_init__(self) -> None:
-        self.agent = Agent(self.stack)
+        self.agent = Agent(self.stack, out=self.out)
         self.started = self.stack.world.clock.now
 
     # -- printing --------------------------------------------------------------
@@ -193,24 +180,6 @@ class Run:
         active = self.agent.loop("verify-automation")
         self.step("automation-activate", active, action=active["outcome"])
 
-    def delete_automation(self) -> None:
-        self.agent.tool(self.agent.loop("automation-delete")["payload"])
-        verified = self.agent.loop("verify-automation")
-        self.step("automation-delete", verified, action=verified["outcome"])
-
-    def cleanup(self) -> None:
-        """A cleanup stop: the automation is deleted only if the hands permit it; nothing else is written."""
-        try:
-            payload = self.agent.loop("automation-delete")["payload"]
-        except Refused as refused:
-            self.step("automation-delete", refused.result)
-            self.cleanup_outcome = "refused: " + ",".join(e.get("code", "?") for e in refused.result.get("errors", []))
-            return
-        self.agent.tool(payload)
-        verified = self.agent.loop("verify-automation")
-        self.step("automation-delete", verified, action=verified["outcome"])
-        self.cleanup_outcome = verified["outcome"]
-
     # -- the wakeups -----------------------------------------------------------------
 
     def run_wakeups(self) -> None:
@@ -235,69 +204,88 @@ class Run:
         for plan_hash in self.approvals_due:  # the person's reply in the thread reaches this wakeup
             self.approve(plan_hash)
         self.approvals_due.clear()
-        self.claimed = False
         result = self.wake()
-        while result is not None:
-            result = self.respond(result["action"])
+        if result is not None:
+            self.follow(result)
 
-    def respond(self, action: str) -> dict[str, Any] | None:
-        """Do what the action says; the next answer within this wakeup, or None when the wakeup is over."""
-        if action == "done":
-            self.final = "done"
-            return None
-        if action in STOPS:
-            self.final = action
-            if action in CLEANUP_STOPS:
-                self.cleanup()
-            return None
-        if action in QUIET:
-            if self.claimed:  # this wakeup posted a claim: it ends it explicitly, or the next wakeup is refused
-                self.agent.loop("end-wakeup")
-            return None
-        handlers: dict[str, Callable[[str], dict[str, Any] | None]] = {
-            "plan-remediation": lambda _: self.plan("plan-remediation", "--path", CHANGED_FILE),
-            "plan-finalization": lambda _: self.plan("plan-finalization"),
-            "claim-plan": self.claim,
-            "execute-remediation": self.execute_plan,
-            "execute-finalization": self.execute_plan,
-            "finish-finalization": self.finish,
-        }
-        if action not in handlers:
+    def follow(self, answer: dict[str, Any]) -> None:
+        """Do the emitted action's row of SKILL.md's wakeup table (act/steps.py), each command as written there."""
+        action = answer["action"]
+        if action not in table.WAKEUP:
             self.final = f"unhandled-{action}"
-            return None
-        return handlers[action](action)
+            return
+        if action == "done" or action in STOPS:
+            self.final = action
+        for step in table.WAKEUP[action]:
+            if isinstance(step, table.Do):
+                answer = self.act(step, answer) or answer
+                continue
+            result = self.command(step)
+            if result is None or self.final in ("failed", "refused-wakeup") or self.interrupted:
+                self.interrupted = False
+                return
+            answer = result
+            if step.obey:
+                self.follow(answer)
+                return
+        if action == "finish-finalization":  # its row done: the loop is finished
+            self.final = "done"
 
-    def claim(self, _action: str) -> dict[str, Any] | None:
-        answer = self.agent.loop("claim")
-        self.claimed = True
-        self.step("claim", answer, action=answer.get("outcome", "claimed"))
-        self.hook("after-claim")
-        if self.final is not None or self.interrupted:
-            self.interrupted = False
-            return None
-        return self.wake("--continue")
+    def command(self, step: table.Run) -> dict[str, Any] | None:
+        """One Run of a row, its placeholders filled in as the agent knows them."""
+        args = step.args
+        if step.command == "plan-remediation" and self.reuse_pending():
+            args = "--reuse-pending"  # the row's alternative: the plan the person approved
+        filled = table.Where(key=self.automation_key, plan_hash=self.plan_hash).fill(args).replace("P...", CHANGED_FILE)
+        extra = shlex.split(filled)
+        if step.command == "wakeup":
+            return self.wake(*[a for a in extra if a != "--automation-key" and a != str(self.automation_key)])
+        if step.command == "automation-delete" and self.final in CLEANUP_STOPS:
+            return self.cleanup_delete()
+        result = self.agent.loop(step.command, *extra)
+        self.plan_hash = result.get("plan_hash") or self.plan_hash
+        self.record(step.command, result)
+        return result
 
-    def execute_plan(self, action: str) -> dict[str, Any] | None:
-        pending = self.pending_hash()
-        done = self.execute(action)
-        if any(p["outcome"] == "awaiting-edit" for p in done.get("performed", [])):
+    def record(self, command: str, result: dict[str, Any]) -> None:
+        if command == "execute":
+            performed = [p["operation"] for p in result.get("performed", [])]
+            self.step("execute", result, action=",".join(performed) or "nothing")
+        elif command == "verify-automation":
+            self.step("verify-automation", result, action=result["outcome"])
+            if self.final is not None:
+                self.cleanup_outcome = result["outcome"]
+        elif command in ("plan-remediation", "plan-finalization"):
+            self.step(command, result)
+        elif command == "claim":
+            self.step("claim", result, action=result.get("outcome", "claimed"))
+            self.hook("after-claim")
+        elif command == "record-executed" and self.plan_hash:
+            self.executed.add(self.plan_hash)
+
+    def act(self, step: table.Do, answer: dict[str, Any]) -> dict[str, Any] | None:
+        """The agent's own acts in a row: show a summary, write the fix, pass a payload."""
+        if step.act == "show":
+            self.show_summary(answer.get("approval_summary"))
+            self.approvals_due.append(answer["plan_hash"])  # the person answers before the next wakeup
+        elif step.act == "edit":
             self.scripted_fix()
-            self.execute(action + " (after edit)")
-            verified = self.agent.loop("verify-automation")
-            self.step("verify-automation", verified, action=verified["outcome"])
-        self.agent.loop("record-executed", "--plan-hash", pending)
-        self.executed.add(pending)
-        if action == "execute-remediation":
-            self.agent.loop("end-wakeup")
-            return None
-        return self.wake("--continue")  # phase two of a finalization is planned in the same wakeup
-
-    def finish(self, action: str) -> None:
-        self.execute(action)
-        self.delete_automation()
-        self.agent.loop("end-wakeup")
-        self.final = "done"
+        elif step.act == "tool" and "payload" in answer:
+            self.agent.tool(answer["payload"])
         return None
+
+    def cleanup_delete(self) -> dict[str, Any] | None:
+        """A cleanup stop's automation-delete: the hands may refuse it; then nothing else is written."""
+        try:
+            return self.agent.loop("automation-delete")
+        except Refused as refused:
+            self.step("automation-delete", refused.result)
+            self.cleanup_outcome = "refused: " + ",".join(e.get("code", "?") for e in refused.result.get("errors", []))
+            return None
+
+    def reuse_pending(self) -> bool:
+        """The plan the agent last saw was approved by the person and not yet carried out: rebuild it."""
+        return self.plan_hash in self.approved and self.plan_hash not in self.executed
 
     def wake(self, *extra: str) -> dict[str, Any] | None:
         try:
@@ -315,26 +303,6 @@ class Run:
             return None
         self.step("wakeup" + (" --continue" if extra else ""), result)
         return result
-
-    def plan(self, command: str, *choices: str) -> dict[str, Any]:
-        pending = self.agent.loop("status").get("pending_plan") or {}
-        approved = (
-            pending.get("kind") == "remediation"
-            and pending.get("plan_hash") in self.approved
-            and pending.get("plan_hash") not in self.executed
-        )
-        if command == "plan-remediation" and approved:
-            result = self.agent.loop(command, "--reuse-pending")
-        else:
-            result = self.agent.loop(command, *choices)
-        self.step(command, result)
-        if result["action"] == "await-approval":
-            self.show_summary(result.get("approval_summary"))
-            self.approvals_due.append(result["plan_hash"])
-        return result
-
-    def pending_hash(self) -> str:
-        return str(self.agent.loop("status")["pending_plan"]["plan_hash"])
 
     def scripted_fix(self) -> None:
         """The agent's one free act: the fix for Codex's finding, written in place (path records bind file identity)."""

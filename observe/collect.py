@@ -17,6 +17,7 @@ concerned (observe/errors.py); a file that cannot be read at all is a
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
@@ -29,6 +30,7 @@ from evaluator import markers, policy
 from evaluator.canonical import digest, parse_document, text_digest
 from evaluator.errors import Rejected
 from evaluator.formats import parse_timestamp
+from evaluator.redact import redact
 from evaluator.render import render_prompt, render_review_body
 from observe.errors import CollectionError, UsageError
 from observe.github.client import GitHubClient
@@ -210,7 +212,28 @@ def wakeup_from_checkpoint(
     registry: str | None,
     approved_plan_hash: str | None = None,
 ) -> dict[str, Any]:
-    """The same, from the bootstrap snapshot itself (the JSON on the automation prompt's third line).
+    """The same, from the bootstrap snapshot itself (the JSON on the automation prompt's third line)."""
+    state, _findings = wakeup_with_findings(
+        settings,
+        bootstrap_snapshot=bootstrap_snapshot,
+        checkout=checkout,
+        wakeup_id=wakeup_id,
+        registry=registry,
+        approved_plan_hash=approved_plan_hash,
+    )
+    return state
+
+
+def wakeup_with_findings(
+    settings: Settings,
+    *,
+    bootstrap_snapshot: dict[str, Any],
+    checkout: str,
+    wakeup_id: str,
+    registry: str | None,
+    approved_plan_hash: str | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The wakeup state, and the text of each actionable Codex finding in it (from the same observation).
 
     ``approved_plan_hash`` is the user's approval recorded since an earlier
     wakeup (references/hands.md, "Approval between wakeups"); the evaluator
@@ -225,7 +248,7 @@ def wakeup_from_checkpoint(
         git = _git(settings, stack, checkout)
         github = observe_pull_request(_github(settings, stack, repository), repository, pr_number, run_id)
         key = markers.automation_key(checkpoint["host"], repository, pr_number, run_id)
-        return wakeup_state(
+        state = wakeup_state(
             boot,
             github,
             _owned(registry, key),
@@ -235,6 +258,7 @@ def wakeup_from_checkpoint(
             wakeup_id=wakeup_id,
             approved_plan_hash=approved_plan_hash,
         )
+        return state, finding_texts(github["threads"], settings.secrets)
 
 
 def report(settings: Settings, *, repository: str, pr_number: int, run_id: str) -> dict[str, Any]:
@@ -294,6 +318,11 @@ def _github(settings: Settings, stack: ExitStack, repository: str) -> GitHubClie
     stack.callback(lambda: settings.github_stats.append(client.stats))
     stack.callback(client.close)
     return client
+
+
+def git_observer(settings: Settings, stack: ExitStack, checkout: str) -> GitObserver:
+    """The hardened git observer of one checkout, closed with ``stack``."""
+    return _git(settings, stack, checkout)
 
 
 def _git(settings: Settings, stack: ExitStack, checkout: str) -> GitObserver:
@@ -414,6 +443,39 @@ def thread_classes(threads: Sequence[ThreadObservation]) -> dict[str, Any]:
         ],
         "non_codex_rooted_threads": sum(1 for t in open_threads if not t["root_is_codex"]),
     }
+
+
+FINDING_TEXT_LIMIT = 2000  # characters of a finding's text shown; its digest covers the whole
+_PRIORITY_BADGE = re.compile(r"!\[(P[0-3]) Badge\]")
+
+
+def finding_texts(threads: Sequence[ThreadObservation], secrets: Sequence[str]) -> list[dict[str, Any]]:
+    """Each actionable Codex thread's path, lines, priority and text, in the state's order.
+
+    For the agent to read, never for a decision: the state binds each thread
+    by ``body_sha256`` and ``position_sha256``, which every entry repeats, so
+    what is shown can be checked against what the plan binds.
+    """
+    found = []
+    for observed in threads:
+        if observed["is_resolved"] or not observed["root_is_codex"] or observed["addressed_round"] is not None:
+            continue
+        text, body = observed["text"], redact(observed["text"]["body"], secrets)
+        badge = _PRIORITY_BADGE.search(body)
+        found.append(
+            {
+                "thread_id": observed["thread"]["id"],
+                "path": text["path"],
+                "start_line": text["start_line"],
+                "line": text["line"],
+                "priority": badge.group(1) if badge else None,
+                "text": body[:FINDING_TEXT_LIMIT],
+                "truncated": len(body) > FINDING_TEXT_LIMIT,
+                "body_sha256": observed["thread"]["body_sha256"],
+                "position_sha256": observed["thread"]["position_sha256"],
+            }
+        )
+    return found
 
 
 def _observed(github: PullRequestObservation, observed_at: datetime) -> dict[str, Any]:

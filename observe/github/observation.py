@@ -92,12 +92,22 @@ class ThreadSnapshot(TypedDict):
     root_comment_id: str
 
 
+class ThreadText(TypedDict):
+    """What the root comment says and where: shown to the agent, never judged (the snapshot's digests bind it)."""
+
+    path: str | None
+    start_line: int | None
+    line: int | None
+    body: str
+
+
 class ThreadObservation(TypedDict):
     thread: ThreadSnapshot
     is_resolved: bool
     is_outdated: bool
     root_is_codex: bool
     addressed_round: int | None  # the latest round our reply marker names, if any
+    text: ThreadText
 
 
 class Gates(TypedDict):

@@ -285,4 +285,10 @@ def normalize_thread(thread: dict[str, Any], authenticated_user_id: int, run_id:
         "is_outdated": thread["isOutdated"],
         "root_is_codex": _author_database_id(root) == TRUSTED_CODEX_BOT_ID,
         "addressed_round": max(rounds) if rounds else None,
+        "text": {
+            "path": thread.get("path"),
+            "start_line": thread.get("startLine"),
+            "line": thread.get("line") if thread.get("line") is not None else thread.get("originalLine"),
+            "body": root["body"],
+        },
     }
