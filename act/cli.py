@@ -61,6 +61,18 @@ TABLE: list[Command] = [
         "act.plans:run_status",
     ),
     Command(
+        "list",
+        "every loop under the default state root: run, repository, mode, last action, automation stage",
+        options.none,
+        "act.loops:run_list",
+    ),
+    Command(
+        "forget",
+        "remove a loop's state directory, only when its automation can no longer wake",
+        options.none,
+        "act.loops:run_forget",
+    ),
+    Command(
         "wakeup",
         "start (or --continue) a wakeup from the automation's prompt: collect, run --state, print the action",
         options.wakeup,

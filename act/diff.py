@@ -42,3 +42,41 @@ def _walk(old: Any, new: Any, path: tuple, found: list[dict[str, Any]]) -> None:
                 _walk(old[index], new[index], path + (index,), found)
     elif old != new or type(old) is not type(new):
         found.append({"path": pointer(*path), "old": old, "new": new})
+
+
+# What a changed value of the initial plan means, for the person: by the last key of its pointer.
+CAUSES = {
+    "diff_sha256": "the change itself differs: a planned file's content changed since the plan was built",
+    "worktree_status_sha256": "the checkout's status changed: a file was changed, staged, created or removed",
+    "current_head_sha": "HEAD moved (a commit, a checkout or a reset)",
+    "base_sha": "the base branch moved on the remote",
+    "remote_refs_sha256": "the remote-tracking refs changed (a fetch, or someone pushed)",
+    "open_prs_sha256": "the repository's open pull requests changed",
+    "authenticated_user_id": "GitHub answers for another account",
+    "execution_boundary": "git's configuration, hooks or binary changed",
+    "resolved_target_sha256": (
+        "the file was replaced, not edited in place (a new inode: `sed -i`, `mv`, an editor's atomic save), or it "
+        "became a symlink or was removed"
+    ),
+    "lstat_chain_sha256": "the type, mode or owner of the file or of a directory on its path changed",
+    "pr_title": "the pull request's title changed",
+    "pr_body": "the pull request's body changed",
+}
+
+
+def causes(found: list[dict[str, Any]], approved_records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each change explained once: what changed, and the planned file it concerns when there is one."""
+    explained: list[dict[str, Any]] = []
+    for change in found:
+        parts = change["path"].split("/")
+        key = next((part for part in reversed(parts) if part in CAUSES), None)
+        if key is None and "execution_boundary" in parts:
+            key = "execution_boundary"
+        entry: dict[str, Any] = {"cause": CAUSES.get(key or "", f"{change['path']} changed")}
+        if "path_records" in parts:
+            index = parts[parts.index("path_records") + 1]
+            if index.isdigit() and int(index) < len(approved_records):
+                entry["file"] = approved_records[int(index)]["path"]
+        if entry not in explained:
+            explained.append(entry)
+    return explained

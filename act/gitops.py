@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 
+from act.diff import CAUSES
 from act.errors import ActError
 from observe.git.config import canonical_github_url
 from observe.git.observer import GitObserver
@@ -102,11 +103,13 @@ class GitWriter:
         """The path records of the plan, recomputed now, must be identical (before each edit and stage)."""
         differences = recheck_path_records(self.worktree, records)
         if differences:
-            named = ", ".join(f"{path} ({field})" for path, field in differences)
+            named = "; ".join(f"{path}: {CAUSES.get(field, field + ' changed')}" for path, field in differences)
             raise ActError(
                 "path-records-changed",
-                f"{when}: path records differ from the plan: {named}; nothing is written",
+                f"{when}: a planned file is not as the plan bound it ({named}); nothing is written; restore it, or "
+                "let this plan lapse and have a new one built (edit in place: see `edit_safely`)",
                 path="/path_records",
+                details={"causes": [{"file": path, "field": field} for path, field in differences]},
             )
 
     # -- writes --------------------------------------------------------------
@@ -182,7 +185,9 @@ class GitWriter:
                 "worktree-outside-plan",
                 "the commit must hold exactly the planned paths, staged, with nothing else changed "
                 f"(staged outside the plan: {outside}, "
-                f"unstaged: {changed['unstaged']}, untracked: {changed['untracked']}); nothing is committed",
+                f"unstaged: {changed['unstaged']}, untracked: {changed['untracked']}); nothing is committed. Commit, "
+                "stash or remove the other files (or, for a new plan, name them with --path), then run `loop.py "
+                "execute` again",
                 path="/paths",
             )
         self._text(["commit", "--no-verify", "--cleanup=verbatim", "--file=-"], stdin=message.encode("utf-8"))

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, cast
 
-from act import aftermath, judge, ledger, sources, statedir, steps, summary
+from act import aftermath, diff, judge, ledger, sources, statedir, steps, summary
 from act.build import initial as initial_builder
 from act.build import recurring
 from act.command import HEX64, Context
@@ -287,13 +287,20 @@ def rebuild_initial(ctx: Context) -> None:
     document = _build_initial(intent, snapshot, texts)
     found = changes({"initial_document": approved_document, **approved_texts}, {"initial_document": document, **texts})
     if found:
+        why = diff.causes(found, approved_document["initial_snapshot"]["path_records"])
+        named = "; ".join(f"{c['file']}: {c['cause']}" if "file" in c else c["cause"] for c in why)
         raise ActError(
             "plan-changed",
-            f"{len(found)} value(s) changed since the plan {plan_hash} was validated (listed in changes); no initial "
-            "side effect is permitted; "
-            "start over with `loop.py init` and have the new plan approved",
+            f"the checkout or GitHub changed since the plan {plan_hash[:8]}... was validated: {named}; no initial "
+            "side effect is permitted; undo the change, or start over with `loop.py init` and have the new plan "
+            "approved",
             path="/initial_plan_hash",
-            details={"approved_hash": plan_hash, "rebuilt_hash": document["initial_plan_hash"], "changes": found},
+            details={
+                "approved_hash": plan_hash,
+                "rebuilt_hash": document["initial_plan_hash"],
+                "causes": why,
+                "changes": found,
+            },
         )
     result = judge.require_accepted(
         judge.evaluate("initial", document, approved_hash=approved), "the rebuilt initial document"

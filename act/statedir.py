@@ -103,7 +103,9 @@ class StateDir:
         except FileNotFoundError:
             raise ActError(
                 "state-dir-missing",
-                f"{self.path} does not exist; run `loop.py init` first, or name the right --state-dir",
+                f"{self.path} does not exist. Pass the `state_dir` that `loop.py init` printed for this loop (every "
+                "command of one loop takes the same --state-dir; `loop.py list` shows them); only to start a new loop "
+                "run `loop.py init`",
                 path="/state_dir",
             ) from None
         except OSError as error:

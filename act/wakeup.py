@@ -85,7 +85,13 @@ def prompt_from_registry(world: sources.World, key: str) -> str:
     if len(owned) != 1:
         raise ActError(
             "automation-not-unique",
-            f"{len(owned)} automations carry the key {key}; exactly one must",
+            f"{len(owned)} automations carry the key {key}; exactly one must. "
+            + (
+                "None does: the automation was deleted or never created, so this loop is not running; tell the "
+                "person (a new loop starts with `loop.py init`)"
+                if not owned
+                else "Tell the person, who deletes every copy but the loop's own (`loop.py status` names its id)"
+            ),
             path="/automation_key",
         )
     observation = owned[0]
@@ -138,7 +144,8 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
     if intent.run_id != run_id:
         raise ActError(
             "run-id-mismatch",
-            f"the prompt's run {run_id} is not this state directory's run {intent.run_id}",
+            f"the prompt's run {run_id} is not this state directory's run {intent.run_id}; pass the --state-dir of "
+            f"run {run_id} (`loop.py list` shows each loop's run id), or omit --state-dir to use its default",
             path="/run_id",
         )
     record = current_wakeup(directory) if ctx.args.continue_wakeup else start_wakeup(directory)

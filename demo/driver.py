@@ -252,7 +252,8 @@ class Run:
             performed = [p["operation"] for p in result.get("performed", [])]
             self.step("execute", result, action=",".join(performed) or "nothing")
         elif command == "verify-automation":
-            self.step("verify-automation", result, action=result["outcome"])
+            named = "automation-delete" if result["outcome"] == "deleted" else "verify-automation"
+            self.step(named, result, action=result["outcome"])
             if self.final is not None:
                 self.cleanup_outcome = result["outcome"]
         elif command in ("plan-remediation", "plan-finalization"):

@@ -131,6 +131,100 @@ CATALOGUE: Mapping[str, str] = {
 }
 
 
+# What the person (or the agent, where it is theirs to do) does next, for every code: appended to
+# each message, so that no refusal leaves its reader without a way forward.
+_CHECK_GITHUB = (
+    "check GitHub's status and the network route (--https-proxy, --ca-file), then run the same command again"
+)
+_FIX_CONFIG = "remove that setting from the repository's git configuration (git config --unset ...), then run again"
+_REINSTALL = "reinstall the skill (python install.py from its repository), which rebuilds its code and environment"
+NEXT_STEPS: Mapping[str, str] = {
+    "github-token-missing": (
+        "log in with `gh auth login` (then pass gh's absolute path with --gh PATH if it is not /usr/bin/gh), or set "
+        "GH_TOKEN for this command"
+    ),
+    "github-unauthorized": "the token is not valid for github.com: run `gh auth login` again or set a fresh GH_TOKEN",
+    "github-forbidden": "give the token read (and for writes, write) access to this repository, then run again",
+    "github-not-found": "check the repository, pull request and branch names, and that the token can see them",
+    "github-unexpected-status": _CHECK_GITHUB,
+    "github-server-error": "GitHub is failing: wait a few minutes, then run the same command again",
+    "github-rate-limited": "wait until the rate limit resets (a few minutes), then run the same command again",
+    "github-timeout": _CHECK_GITHUB,
+    "github-connection-failed": _CHECK_GITHUB,
+    "github-malformed-json": _CHECK_GITHUB + " (a proxy may be rewriting answers)",
+    "github-unexpected-shape": "GitHub answered in a form this skill does not know: report it; no write is made",
+    "github-graphql-errors": "run the same command again; if it persists, check the token's access to the repository",
+    "github-incomplete-pagination": "the lists changed while they were read: run the same command again",
+    "github-unrecognised-codex-summary": "Codex's summary comment has a form this skill does not read: report it",
+    "github-ambiguous-codex-comment": "a Codex reply reads two ways: tell the person, who reads it on GitHub",
+    "github-ambiguous-short-sha": "tell the person: two requested heads share the short sha Codex named",
+    "github-ambiguous-pull-request": "close the extra pull requests from this head branch, or choose another branch",
+    "github-credential-echoed": "an answer repeated the token: revoke it (`gh auth refresh` or a new token) and report",
+    "github-deadline-exceeded": "GitHub or the route is slow: run the same command again",
+    "github-response-too-large": "an answer was too large to read safely: report it; no write is made",
+    "git-not-executable": "install git and make sure it runs (`git --version`)",
+    "git-credential-helper-unsafe": (
+        "pass the GitHub CLI with --gh PATH: an absolute path of letters, digits and / . _ - (find it with `command "
+        "-v gh`)"
+    ),
+    "git-credential-env-invalid": "run without unusual credential variables (only GH_TOKEN, GITHUB_TOKEN, GH_HOST ...)",
+    "git-home-not-empty": "run the same command again (a private temporary HOME was disturbed)",
+    "git-timeout": "check the network route to github.com and the repository's size, then run again",
+    "git-command-failed": "read git's message, fix what it names in the checkout, then run the same command again",
+    "git-output-not-utf8": "rename the files whose names are not UTF-8, then run again",
+    "git-output-unexpected": "report it: git printed something this skill does not read",
+    "git-repository-invalid": "name the repository as owner/repo in lowercase, as on github.com",
+    "git-dir-not-found": "pass --checkout the root of a git clone of the repository",
+    "git-config-changed": "something changed the git configuration while it was read: run the same command again",
+    "git-config-hook-present": _FIX_CONFIG,
+    "git-grafts-present": "remove .git/info/grafts (use `git replace` if needed, or nothing), then run again",
+    "git-repository-not-owned": "run as the user who owns the checkout, or clone it anew as yourself",
+    "git-include-present": _FIX_CONFIG,
+    "git-insteadof-present": _FIX_CONFIG,
+    "git-http-config-present": _FIX_CONFIG + " (a proxy or CA goes to --https-proxy and --ca-file)",
+    "git-http-url-config-present": _FIX_CONFIG,
+    "git-url-named-remote-present": "rename the remote to a plain name (git remote rename), then run again",
+    "git-filter-driver-unneutralizable": "rename or remove that filter driver in the git configuration",
+    "git-remote-not-found": "add a remote: git remote add origin https://github.com/OWNER/REPO",
+    "git-remote-ambiguous": "keep one remote pointing at the repository (git remote remove the others)",
+    "git-remote-name-invalid": "rename the remote to a plain name (git remote rename)",
+    "git-remote-url-not-canonical": "set the remote URL to https://github.com/OWNER/REPO (git remote set-url)",
+    "git-base-ref-missing": "fetch the base branch (git fetch REMOTE BASE), then run again",
+    "git-head-unborn": "make a first commit on the checkout, then run again",
+    "git-branch-invalid": "choose a branch name git accepts (git check-ref-format --branch NAME)",
+    "git-sha-invalid": "report it: a commit id was not 40 hex digits",
+    "git-path-not-canonical": (
+        "give each --path relative to the checkout's root, with / separators and no ./, .. or trailing slash"
+    ),
+    "git-path-duplicate": "give each --path once",
+    "git-path-unobservable": "check that the path and its directories can be read, then run again",
+    "git-path-hard-linked": "break the extra hard link (copy the file over itself), then run again",
+    "git-path-not-regular-file": "give --path a regular file (or a file to create), not a directory or special file",
+    "git-path-record-invalid": "rebuild the plan: the document's path records are malformed",
+    "git-risk-acceptance-invalid": "pass the risk acceptance record's 64-hex SHA-256",
+    "git-isolation-unavailable": "run the validation where the isolated profile's protections are available",
+    "command-executable-not-absolute": "give each --command's argv[0] as an absolute path (`command -v NAME`)",
+    "command-executable-unreadable": "give each --command an executable that exists and can be read",
+    "filesystem-scope-invalid": "give the read scope as absolute paths",
+    "registry-unreadable": "pass --registry DIR, the Codex automations folder ($CODEX_HOME/automations)",
+    "evaluator-digest-failed": _REINSTALL,
+    "evaluator-compiled-code-present": "remove the __pycache__ folders and compiled files from the skill's code, or "
+    + _REINSTALL,
+    "environment-distribution-missing": _REINSTALL,
+    "environment-record-invalid": _REINSTALL,
+    "environment-file-missing": _REINSTALL,
+    "environment-file-modified": _REINSTALL,
+    "document-invalid": "pass the document exactly as the skill wrote it",
+    "checkpoint-invalid": "pass the prompt document that --prompt accepted (the state directory's prompt.json)",
+    "request-body-mismatch": "tell the person: the review request on GitHub is not the approved one",
+    "path-records-missing": "pass a document that holds path records (a plan with paths)",
+    "path-records-changed": "restore the planned files, or have a new plan built",
+    "usage-error": "see --help for the command's arguments",
+    "collector-credential-in-output": "revoke the token and report it; nothing was printed",
+    "collector-internal-error": "report it with the command that failed; no write is made",
+}
+
+
 class ObserveError(Exception):
     """An observation that could not be made completely and exactly."""
 
@@ -139,6 +233,7 @@ class ObserveError(Exception):
     def __init__(self, code: str, message: str):
         if code not in self.codes:
             raise ValueError(f"{type(self).__name__} has no error code {code!r}")
+        message = f"{message}; next: {NEXT_STEPS[code]}" if code in NEXT_STEPS else message
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message

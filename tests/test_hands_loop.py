@@ -109,6 +109,12 @@ def test_execute_rebuilds_the_initial_plan_and_needs_the_exact_approval_and_name
         loop(capsys, world, "approve", *where, "--hash", "0" * 64, status=1)["errors"][0]["code"]
         == "approval-hash-mismatch"
     )
+    # The approval is the person's: no refusal hands the agent the hash to copy.
+    for named in (plan_hash[:12], plan_hash.upper(), "0" * 64, "1" * 64):
+        refusal = loop(capsys, world, "approve", *where, "--hash", named, status=1)
+        assert plan_hash not in json.dumps(refusal)
+        assert named.startswith(plan_hash[:9]) or plan_hash[:9] not in refusal["errors"][0]["message"]
+        assert "ask the person to reply with the full hash" in refusal["errors"][0]["message"]
     approved = loop(capsys, world, "approve", *where, "--hash", plan_hash)
     assert approved["approved"]["plan_hash"] == plan_hash and "`loop.py execute --state-dir" in approved["next"]
 
@@ -125,6 +131,54 @@ def test_execute_rebuilds_the_initial_plan_and_needs_the_exact_approval_and_name
     assert paths["/pr_title"] == {"path": "/pr_title", "old": "Loop: tighten retries", "new": "Loop: retries, bounded"}
     assert "/initial_document/initial_manifest/run_id" not in paths  # the run id is kept
     assert not (Path(made["state_dir"]) / "execution.json").exists()  # nothing was performed
+    # Causes, not digests: what changed, in words the person can act on.
+    causes = [cause["cause"] for cause in changed["causes"]]
+    assert any("content changed" in cause for cause in causes) and "title changed" in " ".join(causes)
+    assert all(cause in changed["errors"][0]["message"] for cause in causes)
+
+
+def test_init_refuses_a_checkout_with_changes_outside_the_paths_and_leaves_nothing(capsys, world):
+    repo = world["repo"]
+    (repo / "notes.txt").write_text("scratch\n")
+    (repo / "staged.txt").write_text("staged too\n")
+    git(repo, "add", "staged.txt")
+    before = (git(repo, "rev-parse", "HEAD"), git(repo, "symbolic-ref", "HEAD"), git(repo, "status", "--porcelain"))
+    refused = loop(capsys, world, *init_args(world, "--mode", "autonomous", "--reuse-pr", str(PR_NUMBER)), status=1)
+    (error,) = refused["errors"]
+    assert (error["code"], error["path"]) == ("worktree-outside-plan", "/paths")
+    assert refused["outside"] == [
+        {"path": "notes.txt", "change": "untracked"},
+        {"path": "staged.txt", "change": "staged"},
+    ]
+    assert "staged.txt (staged)" in error["message"] and "notes.txt (untracked)" in error["message"]
+    assert "--path" in error["message"]  # the way forward
+    assert not (world["tmp"] / "state" / "github-codex-pr-loop").exists()  # no state directory was made
+    after = (git(repo, "rev-parse", "HEAD"), git(repo, "symbolic-ref", "HEAD"), git(repo, "status", "--porcelain"))
+    assert after == before
+    # Named with --path, the same change is one plan.
+    planned = loop(
+        capsys,
+        world,
+        *init_args(
+            world, "--mode", "autonomous", "--reuse-pr", str(PR_NUMBER), "--path", "staged.txt", "--path", "notes.txt"
+        ),
+    )
+    assert planned["approval_summary"]["paths"] == ["notes.txt", "src/app.py", "staged.txt"]
+
+
+def test_list_shows_each_loop_and_forget_keeps_a_loop_that_can_still_wake(capsys, world):
+    made = loop(capsys, world, *init_args(world, "--mode", "autonomous", "--reuse-pr", str(PR_NUMBER)))
+    where = ["--state-dir", made["state_dir"]]
+    (listed,) = loop(capsys, world, "list")["loops"]
+    assert listed["run_id"] == made["run_id"] and listed["state_dir"] == made["state_dir"]
+    assert (listed["automation_stage"], listed["can_forget"]) == (None, True)
+    loop(capsys, world, "automation-create", *where)
+    refused = loop(capsys, world, "forget", *where, status=1)
+    assert refused["errors"][0]["code"] == "loop-still-scheduled" and Path(made["state_dir"]).is_dir()
+    assert loop(capsys, world, "list")["loops"][0]["can_forget"] is False
+    (Path(made["state_dir"]) / "automation.json").unlink()  # as if it was never requested
+    assert loop(capsys, world, "forget", *where)["forgotten"] == made["state_dir"]
+    assert not Path(made["state_dir"]).exists() and loop(capsys, world, "list")["loops"] == []
 
 
 def test_rebuild_is_no_command(capsys, world):
@@ -462,7 +516,30 @@ def test_a_remediation_plan_from_real_observations_approved_between_wakeups(caps
     fake.add_thread(codex, BODIES["finding_comment_p1"], at(301), path="src/app.py", line=1)
     woken = loop(capsys, world, "wakeup", "--observed-at", at(360), "--automation-key", key)
     assert (woken["action"], woken["reasons"]) == ("plan-remediation", ["codex-findings"])
+    # The agent reads what Codex found from the wakeup itself, bound to the state by its digests.
+    (finding,) = woken["findings"]
+    (thread,) = live["directory"].read(statedir.STATE)["actionable_codex_threads"]
+    assert (finding["thread_id"], finding["path"], finding["line"], finding["priority"]) == (
+        thread["id"],
+        "src/app.py",
+        1,
+        "P1",
+    )
+    assert finding["text"] == BODIES["finding_comment_p1"] and finding["body_sha256"] == thread["body_sha256"]
+    assert loop(capsys, world, "status", *where)["findings"] == [finding]
     assert loop(capsys, world, "plan-remediation", *where, status=2)["errors"][0]["code"] == "usage-error"
+    carried = loop(capsys, world, "plan-remediation", *where, "--path", "src/app.py")
+    assert (
+        carried["approval_summary"]["commands"]
+        == [list(argv) for argv in live["directory"].read("intent.json")["commands"]]
+        != []
+    )  # the loop's validation commands carry over
+    assert carried["findings"] == [finding]
+    shown = carried["approval_summary"]["threads"][0]
+    assert shown["where"] == "src/app.py:1" and shown["priority"] == "P1"
+    assert shown["finding"].startswith(" ".join(BODIES["finding_comment_p1"].split())[:100])
+    assert carried["action"] == "await-approval" and live["directory"].read("wakeup.json")["ended_at"]
+    loop(capsys, world, "wakeup", "--observed-at", at(361), "--automation-key", key)  # not wakeup-claim-open
     command = json.dumps(["/usr/bin/git", "diff", "--check"])
     planned = loop(capsys, world, "plan-remediation", *where, "--path", "src/app.py", "--command", command)
     assert planned["action"] == "await-approval"

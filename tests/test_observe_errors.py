@@ -72,10 +72,11 @@ def test_each_wing_raises_only_its_own_codes():
         GitHubObservationError("git-timeout", "a git code is not a GitHub error")
     assert set(collect.CollectionError.codes) == set(COLLECTION_CODES)
     error = RegistryError("registry-unreadable", "cannot list /nowhere")
+    told = "cannot list /nowhere; next: pass --registry DIR, the Codex automations folder ($CODEX_HOME/automations)"
     assert (error.code, error.message, error.as_dict()) == (
         "registry-unreadable",
-        "cannot list /nowhere",
-        {"code": "registry-unreadable", "message": "cannot list /nowhere"},
+        told,
+        {"code": "registry-unreadable", "message": told},
     )
 
 
@@ -136,3 +137,19 @@ def test_the_cli_reports_an_observe_error_by_its_code(capsys, tmp_path):
         capsys, "state", "--checkpoint", str(not_json), "--checkout", str(tmp_path), "--wakeup-id", "nothex"
     )
     assert status == 2 and error["code"] == "usage-error" and "--wakeup-id" in error["message"]
+
+
+def test_every_code_names_its_next_step_and_every_message_carries_it():
+    from observe.errors import NEXT_STEPS
+
+    assert set(NEXT_STEPS) == set(CATALOGUE), "each catalogued code has exactly one next step"
+    assert all(step.strip() and step == step.strip() for step in NEXT_STEPS.values())
+    for code in sorted(set(CATALOGUE) - set(CLI_CODES)):
+        error_class = next(
+            (cls for cls in (*SUBCLASSES, ObserveError) if code in cls.codes),
+            None,
+        )
+        assert error_class is not None, code
+        error = error_class(code, "what was observed")
+        assert error.message == f"what was observed; next: {NEXT_STEPS[code]}"
+        assert error.as_dict()["message"].endswith(NEXT_STEPS[code])

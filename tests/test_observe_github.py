@@ -94,25 +94,12 @@ _SLEEPS: list[float] = []
 
 
 @pytest.fixture(scope="module")
-def shared_client(server, tmp_path_factory):
-    """One client for most tests, as one wakeup has.
+def shared_cache(tmp_path_factory):
+    """One ETag cache for the module's clients, carried over between tests as between wakeups.
 
-    Its ETag cache carries over between tests, as it does between wakeups;
-    that is sound because the fake's ETags are digests of the exact body.
-    Its clock is the simulation's, which also stamps the rate-limit reset.
+    That is sound because the fake's ETags are digests of the exact body.
     """
-    client = GitHubClient(
-        REPOSITORY,
-        host=server.url,
-        token=TOKEN,
-        cache_dir=tmp_path_factory.mktemp("cache"),
-        timeout=3.0,
-        environ={},
-        sleep=_SLEEPS.append,
-        clock=lambda: server.world.clock.epoch_seconds(),
-    )
-    yield client
-    client.close()
+    return tmp_path_factory.mktemp("cache")
 
 
 @pytest.fixture
@@ -122,9 +109,23 @@ def sleeps():
 
 
 @pytest.fixture
-def client(fake, shared_client, sleeps):
-    shared_client.reset_stats()
-    return shared_client
+def client(fake, server, shared_cache, sleeps):
+    """A fresh client per test, as each command has: its own channel and its own collection deadline.
+
+    Its clock is the simulation's, which also stamps the rate-limit reset.
+    """
+    made = GitHubClient(
+        REPOSITORY,
+        host=server.url,
+        token=TOKEN,
+        cache_dir=shared_cache,
+        timeout=3.0,
+        environ={},
+        sleep=_SLEEPS.append,
+        clock=lambda: server.world.clock.epoch_seconds(),
+    )
+    yield made
+    made.close()
 
 
 @pytest.fixture
@@ -258,6 +259,8 @@ def test_findings_review_and_inline_comments_are_responses(fake, client):
         "is_outdated": False,
         "root_is_codex": True,
         "addressed_round": None,
+        # What the agent is shown: the very body and position the digests above bind.
+        "text": {"path": "src/retry.py", "start_line": None, "line": 12, "body": BODIES["finding_comment_p1"]},
     }
     assert [t["root_is_codex"] for t in document["threads"]].count(False) == 1
 
