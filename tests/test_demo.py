@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import pytest
 
@@ -194,3 +195,39 @@ def test_an_overlapping_wakeup_is_refused_and_the_left_claim_is_never_executed(t
     claims = [body for body in owner_comments(stack, pull["number"]) if CLAIM.search(body)]
     assert len(claims) == 1
     assert stack.host.read(result.automation_id) is not None  # an inconsistency is reported, not cleaned up
+
+
+SKILL = (Path(__file__).resolve().parent.parent / "SKILL.md").read_text(encoding="utf-8")
+TYPED = re.compile(r"`(loop\.py [^`]+)`")
+
+
+def test_skill_md_wakeup_table_is_the_steps_table():
+    """SKILL.md's table and every command's `next` come from one table (act/steps.py)."""
+    from act import steps
+
+    assert steps.skill_table() in SKILL
+
+
+def assert_next_is_skill_md(result, stack):
+    """Every `next` a command printed names only commands SKILL.md gives, exactly as written there."""
+    from demo.stack import CHANGED_FILE
+
+    written = set(TYPED.findall(SKILL))
+    state_dir = result.agent.state_dir
+    for command, answer in result.agent.results:
+        told = answer.get("next")
+        if not isinstance(told, str):
+            continue
+        for typed in TYPED.findall(told):
+            general = typed.replace(state_dir, "DIR").replace(str(result.automation_key), "KEY")
+            general = re.sub(r"\b[0-9a-f]{64}\b", "H", general).replace(f"--path {CHANGED_FILE}", "--path P...")
+            general = re.sub(r"--pr [0-9]+", "--pr N", general)
+            assert general in written, f"{command}'s next names `{general}`, which SKILL.md does not give"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["happy", "pr-closed"])
+def test_every_next_text_is_a_command_skill_md_gives(tmp_path, name):
+    result, stack, _ = run(tmp_path, name)
+    assert result.final == SCENARIOS[name].expect
+    assert_next_is_skill_md(result, stack)
