@@ -100,7 +100,9 @@ def send_once(channel: Channel, send: Callable[[], Any], where: str) -> httpx2.R
         raise ActError("github-write-uncertain", message) from error
     status = response.status_code
     if is_rate_limited(response) or status >= 500:
-        raise ActError("github-write-uncertain", f"{where}: HTTP {status}; the write may or may not have happened")
+        raise ActError(
+            "github-write-uncertain", f"{where}: HTTP {status}; the write may or may not have happened"
+        )
     if not 200 <= status < 300:
         raise ActError("github-write-refused", f"{where}: HTTP {status}")
     return response
@@ -223,7 +225,9 @@ class GitHubWriter:
                 )
             return found[0] if found else None
 
-        return write_once(lambda: self.write("issues.create_comment", issue_number=number, body=body), evidence, what)
+        return write_once(
+            lambda: self.write("issues.create_comment", issue_number=number, body=body), evidence, what
+        )
 
     # -- review threads ---------------------------------------------------------
 

@@ -127,12 +127,7 @@ def _crowd(run: Any) -> None:
             world.add_reaction(OWNER, NAME, number, login, content)
     for index in range(CROWD_REVIEWS):
         world.add_review(
-            OWNER,
-            NAME,
-            number,
-            CROWD[index % len(CROWD)],
-            f"Looked at it ({index + 1}).",
-            "COMMENTED",
+            OWNER, NAME, number, CROWD[index % len(CROWD)], f"Looked at it ({index + 1}).", "COMMENTED",
             comments=[{"path": "README.md", "line": 1, "body": f"A question about the title ({index + 1})."}],
         )
     run.note(

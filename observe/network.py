@@ -71,16 +71,13 @@ def _check_proxy(url: str) -> None:
     except ValueError:
         port = None
     if (
-        parts.scheme not in ("http", "https")
-        or not parts.hostname
-        or port is None
-        or parts.username is not None
-        or parts.password is not None
-        or parts.path not in ("", "/")
-        or parts.query
-        or parts.fragment
+        parts.scheme not in ("http", "https") or not parts.hostname or port is None
+        or parts.username is not None or parts.password is not None
+        or parts.path not in ("", "/") or parts.query or parts.fragment
     ):
-        raise NetworkSettingError("the HTTPS proxy must be http(s)://HOST:PORT with no credentials, path or query")
+        raise NetworkSettingError(
+            "the HTTPS proxy must be http(s)://HOST:PORT with no credentials, path or query"
+        )
 
 
 def _check_ca_file(path: str) -> None:

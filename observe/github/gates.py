@@ -70,13 +70,8 @@ RULES_READ_ELSEWHERE = frozenset({"pull_request", "required_status_checks", "mer
 # Checked on the push that the merge itself makes, which no merge state reports in advance.
 RULES_ON_THE_MERGE_PUSH = frozenset(
     {
-        "commit_message_pattern",
-        "commit_author_email_pattern",
-        "committer_email_pattern",
-        "file_path_restriction",
-        "max_file_path_length",
-        "file_extension_restriction",
-        "max_file_size",
+        "commit_message_pattern", "commit_author_email_pattern", "committer_email_pattern", "file_path_restriction",
+        "max_file_path_length", "file_extension_restriction", "max_file_size",
     }
 )
 # Everything else ("update", "required_signatures", "required_deployments", "workflows",
