@@ -116,7 +116,8 @@ def run_create(ctx: Context) -> dict[str, Any]:
         "automation_key": key,
         "payload": create_payload(key),
         "next": (
-            "call automation_update with this payload exactly, then run `loop.py verify-automation --id ID` with the "
+            "call automation_update with this payload exactly, then run `loop.py verify-automation --state-dir "
+            f"{directory.path} --id ID` with the "
             "automationId it answers"
         ),
     }
@@ -153,7 +154,7 @@ def run_prompt(ctx: Context) -> dict[str, Any]:
         "payload": update_payload(_known_id(record), prompt=result["rendered_prompt"]),
         "next": (
             "call automation_update with this payload exactly (the prompt is three lines, no trailing newline), then "
-            "`loop.py verify-automation`"
+            f"`loop.py verify-automation --state-dir {directory.path}`"
         ),
     }
 
@@ -278,7 +279,7 @@ def run_verify(ctx: Context) -> dict[str, Any]:
                 "payload": update_payload(automation_id, status="PAUSED"),
                 "next": (
                     "the stub was saved ACTIVE: call automation_update with this payload before anything else, then "
-                    "`loop.py verify-automation`"
+                    f"`loop.py verify-automation --state-dir {directory.path}`"
                 ),
             }
         _require_clean(observed, record, status="PAUSED", prompt_sha256=record.inert_prompt_sha256)
@@ -295,7 +296,8 @@ def run_verify(ctx: Context) -> dict[str, Any]:
         return {
             "outcome": "prompt-verified",
             "payload": update_payload(automation_id, status="ACTIVE"),
-            "next": "call automation_update with this payload exactly, then `loop.py verify-automation`",
+            "next": "call automation_update with this payload exactly, then `loop.py verify-automation --state-dir "
+            f"{directory.path}`",
         }
     if stage in ("activate-requested", "active"):
         _require_clean(observed, record, status="ACTIVE", prompt_sha256=rendered)

@@ -14,6 +14,10 @@ class ActError(Exception):
     """Any failure that permits no write (exit 1)."""
 
     def __init__(self, code: str, message: str, *, path: str = "", details: dict[str, Any] | None = None):
+        from act.next_steps import NEXT_STEPS
+
+        if code in NEXT_STEPS and "; next: " not in message:  # an observer's error carries its own
+            message = f"{message}; next: {NEXT_STEPS[code]}"
         super().__init__(message)
         self.code, self.path, self.message = code, path, message
         self.details = details or {}

@@ -37,10 +37,14 @@ from evaluator.render import render_review_body
 
 LEDGER = "execution.json"
 AGENT_OPERATIONS = ("edit-files",)
+# What the agent does at each hand-off (inside a wakeup the command line says the rest of the row).
 HANDOFFS = {
-    "bootstrap-automation": "`loop.py automation-create --pr {pr_number}`, then the automation steps (hands.md)",
-    "update-automation": "`loop.py verify-automation` (the automation must be exactly as installed: `active`)",
-    "delete-owned-automation": "`loop.py automation-delete`, its payload to the tool, `loop.py verify-automation`",
+    "bootstrap-automation": (
+        "`loop.py automation-create --state-dir {state_dir} --pr {pr_number}`, then the automation steps SKILL.md "
+        "gives"
+    ),
+    "update-automation": "`loop.py verify-automation --state-dir {state_dir}`",
+    "delete-owned-automation": "`loop.py automation-delete --state-dir {state_dir}`",
 }
 
 
@@ -161,12 +165,12 @@ def _next_words(job: Job, entry: dict[str, Any], performed: list[dict[str, Any]]
         paths = job.manifest["paths"]
         return f"edit exactly these paths, in place (open, truncate, write): {paths}; then `loop.py execute`"
     if last and last["outcome"] == "handed-off":
-        return HANDOFFS[last["operation"]].format(pr_number=entry["facts"].get("pr_number"))
-    if remaining is None:
-        return "the plan's operations are done" + (
-            "" if job.kind == "initial" else "; `loop.py record-executed`, then `loop.py wakeup --continue`"
+        return HANDOFFS[last["operation"]].format(
+            pr_number=entry["facts"].get("pr_number"), state_dir=job.directory.path
         )
-    return f"`loop.py execute` (next: {remaining})"
+    if remaining is None:
+        return "the plan's operations are done"
+    return f"`loop.py execute --state-dir {job.directory.path}` (next: {remaining})"
 
 
 # --- the operations ---------------------------------------------------------

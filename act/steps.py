@@ -77,7 +77,8 @@ WAKEUP: dict[str, tuple[Step, ...]] = {
         Do(
             "note",
             "`--path` names every file the fix edits; the loop's validation commands carry over, and `--command JSON` "
-            "replaces them; `--reuse-pending` instead of `--path` rebuilds the plan the person approved",
+            "replaces them; `loop.py plan-remediation --state-dir DIR --reuse-pending` "
+            "instead rebuilds the plan the person approved",
         ),
     ),
     "plan-finalization": (Run("plan-finalization", obey=True),),

@@ -198,7 +198,7 @@ def test_an_overlapping_wakeup_is_refused_and_the_left_claim_is_never_executed(t
 
 
 SKILL = (Path(__file__).resolve().parent.parent / "SKILL.md").read_text(encoding="utf-8")
-TYPED = re.compile(r"`(loop\.py [^`]+)`")
+TYPED = re.compile(r"`(loop\.py\s[^`]+)`")
 
 
 def test_skill_md_wakeup_table_is_the_steps_table():
@@ -212,14 +212,14 @@ def assert_next_is_skill_md(result, stack):
     """Every `next` a command printed names only commands SKILL.md gives, exactly as written there."""
     from demo.stack import CHANGED_FILE
 
-    written = set(TYPED.findall(SKILL))
+    written = {" ".join(typed.split()) for typed in TYPED.findall(SKILL)}
     state_dir = result.agent.state_dir
     for command, answer in result.agent.results:
         told = answer.get("next")
         if not isinstance(told, str):
             continue
         for typed in TYPED.findall(told):
-            general = typed.replace(state_dir, "DIR").replace(str(result.automation_key), "KEY")
+            general = " ".join(typed.split()).replace(state_dir, "DIR").replace(str(result.automation_key), "KEY")
             general = re.sub(r"\b[0-9a-f]{64}\b", "H", general).replace(f"--path {CHANGED_FILE}", "--path P...")
             general = re.sub(r"--pr [0-9]+", "--pr N", general)
             assert general in written, f"{command}'s next names `{general}`, which SKILL.md does not give"

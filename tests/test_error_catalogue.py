@@ -93,3 +93,24 @@ def test_every_catalogued_code_is_still_emitted():
         if f'"{code}"' not in text and not any(t.match(code) for t in templates)
     )
     assert not stale, f"references/errors.md lists codes the evaluator no longer emits: {stale}"
+
+
+def hands_section_codes() -> set[str]:
+    text = CATALOGUE.read_text(encoding="utf-8")
+    _, _, section = text.partition("\n## 11. The hands")
+    section, _, _ = section.partition("\n## 12.")
+    return set(CODE_CELL.findall(section))
+
+
+def test_every_hands_code_names_its_next_step_in_the_message():
+    """A refusal is never a dead end: each catalogued code of the hands says how to go on."""
+    from act.errors import ActError
+    from act.next_steps import NEXT_STEPS
+
+    assert set(NEXT_STEPS) == hands_section_codes()
+    for code, step in NEXT_STEPS.items():
+        assert step and step[0].islower() and not step.endswith("."), code
+        assert ActError(code, "what happened").message == f"what happened; next: {step}"
+    # An observer's error keeps the next step it already names, not a second one.
+    observed = ActError("path-records-changed", "src/app.py changed; next: restore it")
+    assert observed.message.count("; next: ") == 1

@@ -85,6 +85,7 @@ def test_the_skill_procedure_command_by_command(stack, capsys):
     fixed = loop("execute", *where)
     assert [p["operation"] for p in fixed["performed"]] == [
         "edit-files",
+        "run-validation",  # the loop's validation commands, carried over from init
         "commit",
         "push",
         "reply-to-codex-threads",
@@ -159,7 +160,7 @@ def _to_execute_remediation(stack, capsys):
     key = markers.automation_key(policy.HOST, "octo-org/gadgets", pr_number, made["run_id"])
     stack.world.clock.advance(timedelta(minutes=4))
     loop("wakeup", *where, "--automation-key", key)
-    loop("plan-remediation", *where, "--path", "README.md")
+    loop("plan-remediation", *where, "--path", "README.md", "--no-commands")
     loop("claim", *where)
     assert loop("wakeup", *where, "--automation-key", key, "--continue")["action"] == "execute-remediation"
     return loop, where, pr_number
