@@ -500,6 +500,7 @@ def _observed(github: PullRequestObservation, observed_at: datetime) -> dict[str
         "unavailable_replies": list(github["unavailable_replies"]),
         **thread_classes(github["threads"]),
         "gates": dict(github["gates"]),
+        "gate_unknowns": [dict(unknown) for unknown in github["gate_unknowns"]],
     }
 
 
@@ -684,6 +685,7 @@ STATE_KEYS = (
     "eligible_codex_threads",
     "non_codex_rooted_threads",
     "gates",
+    "gate_unknowns",
     "automations",
     "execution_boundary",
     "remediation_manifest",

@@ -52,7 +52,7 @@ from werkzeug.wrappers import Request, Response
 
 from simulator import SERVE_POLL_SECONDS, graphql_api
 from simulator.rest import Rest
-from simulator.world import ApiError, World
+from simulator.world import ApiError, World, not_accessible
 
 logging.getLogger("werkzeug").setLevel(logging.ERROR)  # keep test output to test results
 
@@ -99,12 +99,6 @@ def may_write(world: World, token: str, permissions: tuple[str, ...]) -> bool:
     """Whether ``token`` holds write access for one of ``permissions`` (a token without a list may write all)."""
     granted = world.token_permissions.get(token)
     return not permissions or granted is None or any(granted.get(name) == "write" for name in permissions)
-
-
-def not_accessible(token: str) -> str:
-    """GitHub's refusal of a write the token may not make: an app installation's, else a personal token's."""
-    kind = "integration" if token.startswith("ghs_") else "personal access token"
-    return f"Resource not accessible by {kind}"
 
 
 def secondary_rate_limit(

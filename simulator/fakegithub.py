@@ -164,6 +164,9 @@ class FakeGitHub:
         world = World(Path(self._scratch.name) / f"world-{self._generation}", SimClock(_EPOCH))
         world.add_token(TOKEN, USERS["loop_owner"]["login"])
         repository = world.create_repository(OWNER, REPO, copy_of=self._template_repository())
+        # The token's account administers the repository, so protection rules are readable; a test of a
+        # token without admin rights takes the role away (``repository.admins``).
+        repository.admins.add(USERS["loop_owner"]["login"])
         world.open_pull_request(
             OWNER,
             REPO,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import UTC
 from typing import Any
 
-from simulator.world import API, WEB, ApiError, Repository, World, fixture
+from simulator.world import API, WEB, ApiError, Repository, World, fixture, not_accessible
 
 Handler = Callable[..., tuple[int, Any]]
 
@@ -488,6 +488,12 @@ class Rest:
         repository = self._repo(owner, repo)
         if repository.tip(branch) is None:
             raise ApiError(404, "Branch not found")
+        token = request["token"]
+        if not repository.may_read_protection(token, request["user"]["login"], self.world.token_permissions.get(token)):
+            # What GitHub answers a reader without admin rights, protected branch or not.
+            if token in self.world.token_permissions:
+                raise ApiError(403, not_accessible(token))
+            raise ApiError(404, "Not Found")
         rules = repository.branch_protection(branch)
         if rules == 404:
             raise ApiError(404, "Branch not protected")

@@ -44,6 +44,12 @@ _NOT_MERGEABLE = {
 }
 
 
+def not_accessible(token: str) -> str:
+    """GitHub's refusal of what a token may not do: an app installation's wording, else a personal token's."""
+    kind = "integration" if token.startswith("ghs_") else "personal access token"
+    return f"Resource not accessible by {kind}"
+
+
 def fixture(relative: str) -> Any:
     return json.loads((FIXTURES / relative).read_text(encoding="utf-8"))
 
@@ -163,6 +169,8 @@ class Repository:
     statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     protection: dict[str, dict[str, Any] | int] = field(default_factory=dict)
     rulesets: dict[str, list[dict[str, Any]] | int] = field(default_factory=dict)
+    # Logins with the admin role: only they (or a token granted "administration") read classic protection.
+    admins: set[str] = field(default_factory=set)
     # GitHub's own merge verdicts for a PR (GraphQL field -> value), over what the simulator derives.
     merge_verdicts: dict[int, dict[str, Any]] = field(default_factory=dict)
     next_number: int = 1
@@ -177,6 +185,17 @@ class Repository:
     def branch_protection(self, branch: str) -> dict[str, Any] | int:
         """The rules of ``branch``, or the status GitHub answers instead (404 unprotected, 403 unreadable)."""
         return self.protection.get(branch, 404)
+
+    def may_read_protection(self, token: str, login: str, token_permissions: dict[str, str] | None) -> bool:
+        """Whether GitHub shows this token the classic protection rules: an administrator's privilege.
+
+        A token with a permission list (an app's, a fine-grained one) needs
+        ``administration`` (read or write); any other token acts with its
+        account's role, and only the admin role reads the rules.
+        """
+        if token_permissions is not None:
+            return token_permissions.get("administration") in ("read", "write")
+        return login in self.admins
 
     def branch_rules(self, branch: str) -> list[dict[str, Any]] | int:
         """The active ruleset rules for ``branch``, or the status GitHub answers instead (403/404)."""
@@ -1333,6 +1352,6 @@ def sha_for(label: str) -> str:
 
 
 __all__ = [
-    "ApiError", "Fault", "Repository", "World", "USERS", "fixture", "head_check_outcomes", "iso", "required_checks",
-    "sha_for", "strict_required_checks",
+    "ApiError", "Fault", "Repository", "World", "USERS", "fixture", "head_check_outcomes", "iso", "not_accessible",
+    "required_checks", "sha_for", "strict_required_checks",
 ]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluator import cli as evaluator_cli
 from evaluator import markers, policy
 from evaluator.canonical import text_digest
 from evaluator.checks import run_initial, run_prompt, run_state
@@ -361,3 +362,19 @@ def test_the_collector_writes_the_state_keys_in_the_models_order():
     from evaluator.models.recurring import RecurringState
 
     assert STATE_KEYS == RecurringState.field_names
+
+
+def test_a_report_names_the_rules_this_token_cannot_read(capsys, world):
+    """Collector to evaluator: a protected base branch, a token without admin rights, GitHub's CLEAN."""
+    fake = world["fake"]
+    fake.protection = {"url": "x", "lock_branch": {"enabled": True}}  # held by GitHub, not shown to this token
+    fake.repository.admins.clear()
+    fake.merge_state.update(mergeStateStatus="CLEAN", reviewDecision=None)
+    state = collect(capsys, world, "report", "--repository", REPOSITORY, "--pr", str(PR_NUMBER), "--run-id", RUN_ID)
+
+    assert state["gates"]["branch_protection"] == "unknown"
+    unreadable = {"gate": "branch_protection", "rule": "classic-protection", "reason": "protection-unreadable"}
+    assert state["gate_unknowns"] == [unreadable]
+    assert evaluator_cli.main(["--state", write(world, "report.json", state)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["action"], result["gate_unknowns"]) == ("report", [unreadable])

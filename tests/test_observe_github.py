@@ -62,6 +62,7 @@ DOCUMENT_KEYS = {
     "plus_one_reactions",
     "threads",
     "gates",
+    "gate_unknowns",
 }
 PULL_REQUEST_KEYS = {
     "number",
@@ -202,6 +203,7 @@ def test_no_response_yet_gives_the_exact_document_shape(fake, client):
         "summary_rows",
         "plus_one_reactions",
         "threads",
+        "gate_unknowns",
     ):
         assert document[key] == [], key
     assert document["gates"] == {

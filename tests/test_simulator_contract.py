@@ -92,6 +92,8 @@ def exercise_every_route(world: World) -> Recorder:
     api("GET", f"{REPO}/branches/main/protection")  # 404 unprotected
     world.set_protection(OWNER, NAME, "main", fixture("rest/branch-protection.json"))
     api("GET", f"{REPO}/branches/main")
+    api("GET", f"{REPO}/branches/main/protection")  # 404: the token's account has no admin role
+    world.repository(OWNER, NAME).admins.add(USERS["loop_owner"]["login"])
     api("GET", f"{REPO}/branches/main/protection")
     api("GET", f"{REPO}/rules/branches/main")  # no active rules: []
     world.set_rulesets(

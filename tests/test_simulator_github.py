@@ -302,6 +302,7 @@ def test_check_runs_and_statuses_bind_to_a_commit(world, api):
 
 
 def test_branch_protection_is_served_or_refused(world, api):
+    world.repository(OWNER, NAME).admins.add(USERS["loop_owner"]["login"])
     assert api("GET", f"{REPO}/branches/main/protection")[0] == 404
     assert api("GET", f"{REPO}/branches/main")[1]["protected"] is False
     world.set_protection(
@@ -309,8 +310,32 @@ def test_branch_protection_is_served_or_refused(world, api):
     )
     branch = api("GET", f"{REPO}/branches/main")[1]
     assert branch["protected"] is True and branch["protection"]["required_status_checks"]["contexts"] == ["ci/test"]
+    assert api("GET", f"{REPO}/branches/main/protection")[0] == 200
     world.set_protection(OWNER, NAME, "main", 403)
     assert api("GET", f"{REPO}/branches/main/protection")[0] == 403
+
+
+def test_classic_protection_is_read_with_admin_rights_only(world, api):
+    """As on GitHub: readers without admin rights see that the branch is protected, never the rules."""
+    world.set_protection(OWNER, NAME, "main", {"url": "x", "lock_branch": {"enabled": True}})
+    assert api("GET", f"{REPO}/branches/main", token=OTHER_TOKEN)[1]["protected"] is True
+    # A personal token whose account has no admin role: 404, as for a branch that does not exist.
+    status, body, _ = api("GET", f"{REPO}/branches/main/protection", token=OTHER_TOKEN)
+    assert (status, body["message"]) == (404, "Not Found")
+    world.repository(OWNER, NAME).admins.add(USERS["human_reviewer"]["login"])
+    assert api("GET", f"{REPO}/branches/main/protection", token=OTHER_TOKEN)[1]["lock_branch"] == {"enabled": True}
+    # A token with a permission list needs "administration", whatever its account's role.
+    fine_grained, app = "github_pat_simulatorNoAdministration0000", "ghs_simulatorInstallationNoAdmin00000"
+    for token in (fine_grained, app):
+        world.add_token(token, USERS["human_reviewer"]["login"], permissions={"contents": "write", "metadata": "read"})
+    status, body, _ = api("GET", f"{REPO}/branches/main/protection", token=fine_grained)
+    assert (status, body["message"]) == (403, "Resource not accessible by personal access token")
+    status, body, _ = api("GET", f"{REPO}/branches/main/protection", token=app)
+    assert (status, body["message"]) == (403, "Resource not accessible by integration")
+    world.token_permissions[app]["administration"] = "read"
+    assert api("GET", f"{REPO}/branches/main/protection", token=app)[0] == 200
+    # The rulesets that apply to a branch are readable with read access.
+    assert api("GET", f"{REPO}/rules/branches/main", token=fine_grained)[0] == 200
 
 
 def test_etags_and_rate_limits_are_per_token_in_simulated_time(world, api):

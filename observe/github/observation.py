@@ -119,6 +119,14 @@ class Gates(TypedDict):
     mergeability: str
 
 
+class GateUnknown(TypedDict):
+    """A rule that leaves a gate unknown: ``rule`` names it, ``reason`` says why (observe/github/gates.py)."""
+
+    gate: str  # "approvals" | "branch_protection"
+    rule: str  # "classic-protection", "rulesets", "merge-state", each optionally ".name[.parameter]"
+    reason: str  # one of observe.github.gates.UNKNOWN_REASONS
+
+
 class PullRequestObservation(TypedDict):
     authenticated_user_id: int
     pull_request: PullRequestFacts
@@ -133,3 +141,4 @@ class PullRequestObservation(TypedDict):
     plus_one_reactions: list[PlusOneReaction]  # by numeric id
     threads: list[ThreadObservation]  # by thread id
     gates: Gates
+    gate_unknowns: list[GateUnknown]  # by gate, then rule, then reason

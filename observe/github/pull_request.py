@@ -19,7 +19,7 @@ from observe.github import gates as github_gates
 from observe.github.client import PER_PAGE, GitHubClient, split_repository
 from observe.github.fields import body_text, field, kind_of, objects, positive_id, sha40, shape_error
 from observe.github.merge_state import MergeState, read_merge_state
-from observe.github.observation import Gates, PullRequestFacts, PullRequestObservation, ThreadObservation
+from observe.github.observation import Gates, GateUnknown, PullRequestFacts, PullRequestObservation, ThreadObservation
 from observe.github.responses import (
     RequestIndex,
     codex_issue_comments,
@@ -44,7 +44,7 @@ class PullRequestSnapshot:
     review_comments: list[Any]
     reactions: list[Any]
     protection: tuple[str, Any]  # ("protected", body) | ("unprotected", None) | ("unknown", None)
-    rulesets: tuple[str, Any]  # ("read", [rule, ...]) | ("unknown", None)
+    rulesets: tuple[str, Any]  # ("read", [rule, ...]) | ("refused", None) | ("truncated", None)
     threads: list[Any]
     merge_state: Any  # GraphQL pullRequest merge-state fields, every rollup context under "contexts"
 
@@ -139,14 +139,16 @@ def _fetch_protection(client: GitHubClient, branch: str) -> tuple[str, Any]:
 
 
 def _fetch_rulesets(client: GitHubClient, branch: str) -> tuple[str, Any]:
-    """("read", active ruleset rules for the branch) or ("unknown", None).
+    """("read", active ruleset rules for the branch), ("refused", None) or ("truncated", None).
 
     Readable with read access; 403/404 (a token without that access) means
-    "cannot tell". A full page may hide another, so it also means unknown.
+    "cannot tell". A full page may hide another, so it cannot tell either.
     """
     reply = client.get("repos.get_branch_rules", branch=branch, per_page=PER_PAGE, tolerated=(403, 404))
-    if reply.body is None or (isinstance(reply.body, list) and len(reply.body) >= PER_PAGE):
-        return ("unknown", None)
+    if reply.body is None:
+        return ("refused", None)
+    if isinstance(reply.body, list) and len(reply.body) >= PER_PAGE:
+        return ("truncated", None)
     return ("read", reply.body)
 
 
@@ -232,7 +234,8 @@ def _protection(snapshot: PullRequestSnapshot) -> github_gates.Protection:
 
 def _gates(
     snapshot: PullRequestSnapshot, pull_request: PullRequestFacts, threads: list[ThreadObservation], user_id: int
-) -> Gates:
+) -> tuple[Gates, list[GateUnknown]]:
+    """The four gates, and for each rule that left one unknown: the gate, the rule and why."""
     merge = _merge_state(snapshot)
     protection = _protection(snapshot)
     if merge.head_sha != pull_request["head_sha"]:
@@ -240,20 +243,28 @@ def _gates(
         # about another commit than the document's head.
         closed = pull_request["state"] != "open"
         unknown = github_gates.UNKNOWN
-        return {
+        gates: Gates = {
             "approvals": unknown,
             "branch_protection": unknown,
             "checks": unknown,
             "mergeability": github_gates.FAIL if closed else unknown,
         }
+        return gates, []
     approvals = github_gates.approvals_gate(merge, protection)
     unresolved = sum(1 for thread in threads if not thread["is_resolved"])
-    return {
-        "approvals": approvals,
-        "branch_protection": github_gates.branch_protection_gate(merge, protection, approvals, unresolved, user_id),
+    branch_protection = github_gates.branch_protection_gate(merge, protection, approvals.value, unresolved, user_id)
+    gates = {
+        "approvals": approvals.value,
+        "branch_protection": branch_protection.value,
         "checks": github_gates.checks_gate(merge),
         "mergeability": github_gates.mergeability_gate(pull_request["state"], pull_request["is_draft"], merge),
     }
+    unknowns: list[GateUnknown] = [
+        {"gate": gate, "rule": rule, "reason": reason}
+        for gate, found in (("approvals", approvals), ("branch_protection", branch_protection))
+        for rule, reason in found.unknowns
+    ]
+    return gates, unknowns
 
 
 def normalize_snapshot(
@@ -289,6 +300,7 @@ def normalize_snapshot(
         (normalize_thread(thread, authenticated_user_id, run_id) for thread in snapshot.threads),
         key=lambda thread: thread["thread"]["id"],
     )
+    gates, gate_unknowns = _gates(snapshot, pull_request, threads, authenticated_user_id)
     return {
         "authenticated_user_id": authenticated_user_id,
         "pull_request": pull_request,
@@ -302,5 +314,6 @@ def normalize_snapshot(
         "summary_rows": summary_rows,
         "plus_one_reactions": plus_one_reactions(snapshot.reactions),
         "threads": threads,
-        "gates": _gates(snapshot, pull_request, threads, authenticated_user_id),
+        "gates": gates,
+        "gate_unknowns": gate_unknowns,
     }
