@@ -57,7 +57,7 @@ def _observed(call: Any) -> Any:
 def _fresh_state(ctx: Context, directory: statedir.StateDir, wakeup_id: str) -> dict[str, Any]:
     intent = plans.read_intent(directory)
     boot = directory.read(statedir.PROMPT)["bootstrap_snapshot"]
-    state, _findings = sources.wakeup_state(
+    state, _notes = sources.wakeup_state(
         ctx.world, intent.checkout, boot, wakeup_id, plans.carried_approval(directory, None)
     )
     return state

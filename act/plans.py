@@ -25,13 +25,13 @@ from act.state_models import (
     Approval,
     AutomationProgress,
     BuiltPlan,
-    Findings,
     InitialPlan,
     InitialTexts,
     Intent,
     PendingPlan,
     RemediationPlan,
     Wakeup,
+    WakeupNotes,
     build,
 )
 from evaluator import markers
@@ -459,10 +459,22 @@ def run_plan_remediation(ctx: Context) -> dict[str, Any]:
     return {**_finish_plan(ctx, directory, state, manifest, choices, plan_summary), "findings": findings}
 
 
+def _notes(directory: statedir.StateDir, state: dict[str, Any]) -> WakeupNotes | None:
+    """The notes stored with this very state (the same observation), if any."""
+    stored = directory.read_model_optional(statedir.NOTES, WakeupNotes)
+    return stored if stored is not None and stored.observed_at == state["observed_at"] else None
+
+
+def gate_unknowns(directory: statedir.StateDir, state: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each rule that left a gate of this state unknown, and why."""
+    stored = _notes(directory, state)
+    return [] if stored is None else [unknown.as_dict() for unknown in stored.gate_unknowns]
+
+
 def bound_findings(directory: statedir.StateDir, state: dict[str, Any]) -> list[dict[str, Any]]:
     """The stored findings of this very state: same observation, each thread's digests as the state binds them."""
-    stored = directory.read_model_optional(statedir.FINDINGS, Findings)
-    if stored is None or stored.observed_at != state["observed_at"]:
+    stored = _notes(directory, state)
+    if stored is None:
         return []
     threads = {thread["id"]: thread for thread in state["actionable_codex_threads"]}
     return [
@@ -479,8 +491,9 @@ def run_plan_finalization(ctx: Context) -> dict[str, Any]:
     asked = _require_action(directory, state, "plan-finalization")
     manifest = recurring.finalization_manifest(state)
     phase = "two" if asked["reasons"] == ["finalization-phase-two"] else "one"
-    plan_summary = summary.finalization_summary(state, manifest, recurring.plan_hash(manifest), phase)
-    return _finish_plan(ctx, directory, state, manifest, None, plan_summary)
+    unknowns = gate_unknowns(directory, state)
+    plan_summary = summary.finalization_summary(state, manifest, recurring.plan_hash(manifest), phase, unknowns)
+    return {**_finish_plan(ctx, directory, state, manifest, None, plan_summary), "gate_unknowns": unknowns}
 
 
 # --- approve and status ---------------------------------------------------------------
@@ -548,6 +561,7 @@ def run_status(ctx: Context) -> dict[str, Any]:
     approval = directory.read_model_optional(statedir.APPROVAL, Approval)
     wakeup = directory.read_model_optional(statedir.WAKEUP, Wakeup)
     automation = directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
+    state = directory.read_optional(statedir.STATE)
     return {
         "state_dir": str(directory.path),
         "run_id": None if intent is None else intent.run_id,
@@ -564,13 +578,9 @@ def run_status(ctx: Context) -> dict[str, Any]:
         "wakeup": None if wakeup is None else wakeup.as_dict(),
         "automation": None if automation is None else automation.as_dict(),
         "last_action": (directory.read_optional(statedir.LAST_RESULT) or {}).get("action"),
-        "findings": _stored_findings(directory),
+        "findings": [] if state is None else bound_findings(directory, state),
+        "gate_unknowns": [] if state is None else gate_unknowns(directory, state),
         # Once the loop has finished: what Codex said since (GitHub is read only then).
         "after_finalization": aftermath.after_finalization(ctx.world, directory),
     }
 
-
-def _stored_findings(directory: statedir.StateDir) -> list[dict[str, Any]]:
-    """The findings of the last state a wakeup stored (``state.json``)."""
-    state = directory.read_optional(statedir.STATE)
-    return [] if state is None else bound_findings(directory, state)

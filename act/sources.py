@@ -154,12 +154,12 @@ def commands(argvs: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
 
 def wakeup_state(
     world: World, checkout: str, bootstrap_snapshot: dict[str, Any], wakeup_id: str, approved_plan_hash: str | None
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The wakeup's state, and the text of each actionable Codex finding it holds (observe/collect.py)."""
+) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """The wakeup's state, and its notes: findings and gate unknowns (observe/collect.py)."""
     from observe import collect
 
     with observing():
-        return collect.wakeup_with_findings(
+        return collect.wakeup_with_notes(
             world.settings(),
             bootstrap_snapshot=bootstrap_snapshot,
             checkout=checkout,

@@ -153,12 +153,21 @@ class Finding(Strict):
     position_sha256: Digest
 
 
-class Findings(Strict):
-    """``findings.json``: the findings of the state in ``state.json`` (same observation, same request)."""
+class GateUnknown(Strict):
+    """A rule that left a gate unknown, and why (observe/github/gates.py): for the person to check."""
+
+    gate: Literal["approvals", "branch_protection"]
+    rule: str
+    reason: str
+
+
+class WakeupNotes(Strict):
+    """``notes.json``: what was read beside the state in ``state.json`` (same observation), never judged."""
 
     observed_at: Timestamp
     request_key: str | None
     findings: list[Finding]
+    gate_unknowns: list[GateUnknown]
 
 
 class BuiltPlan(Strict):

@@ -49,7 +49,7 @@ WAKEUP = "wakeup.json"
 AUTOMATION = "automation.json"
 PROMPT = "prompt.json"
 PLANS = "plans"
-FINDINGS = "findings.json"
+NOTES = "notes.json"
 
 
 def now_text() -> str:

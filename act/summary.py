@@ -124,9 +124,16 @@ FINDING_SHOWN = 300  # characters of a finding in the summary; `findings` in the
 
 
 def finalization_summary(
-    state: Mapping[str, Any], manifest: Mapping[str, Any], plan_hash: str, phase: str
+    state: Mapping[str, Any],
+    manifest: Mapping[str, Any],
+    plan_hash: str,
+    phase: str,
+    gate_unknowns: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """``phase`` is "one" (the evaluator said codex-clean) or "two" (finalization-phase-two)."""
+    """``phase`` is "one" (the evaluator said codex-clean) or "two" (finalization-phase-two).
+
+    ``gate_unknowns`` is informational: the plan binds the gates, not why one is unknown.
+    """
     operations = list(manifest["operations"])
     return {
         "plan_kind": "finalization",
@@ -147,6 +154,9 @@ def finalization_summary(
         "threads": [{"id": t["id"], "do": "resolve"} for t in manifest["eligible_threads"]],
         "non_codex_rooted_threads": manifest["non_codex_rooted_threads"],
         "gates": dict(manifest["gates"]),
+        "gates_unknown_because": [
+            f"{u['gate']}: {u['rule']} ({u['reason']}; informational, not bound by the hash)" for u in gate_unknowns
+        ],
         "automation_to_delete": state["owned_automation_id"],
         "merge": "never: merging stays yours",
         "how_to_approve": how_to_approve(state["mode"], plan_hash),

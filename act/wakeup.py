@@ -24,7 +24,7 @@ from act.command import Context
 from act.errors import ActError, UsageError
 from act.ledger import current_wakeup, end_wakeup, record_claim, record_executed, start_wakeup
 from act.plans import carried_approval, read_intent, read_pending, where
-from act.state_models import Findings, InitialPlan, RecurringPlan, RemediationPlan, Wakeup, build, updated
+from act.state_models import InitialPlan, RecurringPlan, RemediationPlan, Wakeup, WakeupNotes, build, updated
 from evaluator import markers, policy
 from evaluator.canonical import parse_document
 from evaluator.errors import Rejected
@@ -149,7 +149,7 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
             path="/run_id",
         )
     record = current_wakeup(directory) if ctx.args.continue_wakeup else start_wakeup(directory)
-    state, findings = sources.wakeup_state(
+    state, notes = sources.wakeup_state(
         ctx.world, intent.checkout, boot, record.wakeup_id, carried_approval(directory, None)
     )
     approved = carried_approval(directory, state["request_key"])
@@ -170,10 +170,8 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
     result = verdict.result
     directory.write(statedir.STATE, state)
     directory.write_model(
-        statedir.FINDINGS,
-        build(
-            Findings, {"observed_at": state["observed_at"], "request_key": state["request_key"], "findings": findings}
-        ),
+        statedir.NOTES,
+        build(WakeupNotes, {"observed_at": state["observed_at"], "request_key": state["request_key"], **notes}),
     )
     directory.write(statedir.LAST_RESULT, result)
     if result["action"] in steps.ENDS_THE_WAKEUP:
@@ -185,7 +183,8 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
         "embedded_plan_hash": None if embedded is None else embedded.plan_hash,
         "action": result["action"],
         "reasons": result["reasons"],
-        "findings": findings,
+        "findings": notes["findings"],
+        "gate_unknowns": notes["gate_unknowns"],
         "evaluation": result,
         "next": _next(result, directory, key),
     }

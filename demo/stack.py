@@ -17,6 +17,7 @@ from typing import Any
 
 from simulator.app import GitHubApp, may_write
 from simulator.automations import AutomationHost
+from simulator.clock import SimClock
 from simulator.front import API_HOST, GIT_HOST, Front, LoopbackServer
 from simulator.gh import install_gh
 from simulator.git_http import GitSmartHttp
@@ -116,11 +117,11 @@ class Stack:
         self.world.close()
 
 
-def start(scratch: Path) -> Stack:
+def start(scratch: Path, clock: SimClock | None = None) -> Stack:
     """Start the simulated GitHub and clone the user's checkout from it over https."""
     scratch.mkdir(parents=True, exist_ok=True)
     (scratch / "home").mkdir(exist_ok=True)
-    world = World(scratch / "world")
+    world = World(scratch / "world", clock=clock)
     world.add_token(TOKEN, "loop-owner")
     world.create_repository(OWNER, NAME, files=dict(FILES))
     git_app = GitSmartHttp(

@@ -58,11 +58,6 @@ def _finalization(s: Situation) -> FinalizationManifest:
     return s.state.finalization_manifest
 
 
-def _gate_unknowns(s: Situation) -> list[dict[str, Any]]:
-    """Beside every ``gates`` handed to the person: which rules left a gate unknown, and why."""
-    return [unknown.as_dict() for unknown in s.state.gate_unknowns]
-
-
 def _nothing(s: Situation) -> dict[str, Any]:
     return {}
 
@@ -80,7 +75,6 @@ def _plan_finalization(s: Situation) -> dict[str, Any]:
     return {
         "eligible_thread_ids": [thread.id for thread in s.state.eligible_codex_threads],
         "gates": s.state.gates.as_dict(),
-        "gate_unknowns": _gate_unknowns(s),
     }
 
 
@@ -126,18 +120,13 @@ def _finish_finalization(s: Situation) -> dict[str, Any]:
         "operations": ["delete-owned-automation"],
         "delete_automation_id": state.owned_automation_id,
         "gates": state.gates.as_dict(),
-        "gate_unknowns": _gate_unknowns(s),
         "original_plan_hash": first_claim.plan_hash,
         "original_request_key": first_claim.request_key,
     }
 
 
 def _cleanup(s: Situation) -> dict[str, Any]:
-    return {
-        "delete_automation_id": s.state.owned_automation_id,
-        "gates": s.state.gates.as_dict(),
-        "gate_unknowns": _gate_unknowns(s),
-    }
+    return {"delete_automation_id": s.state.owned_automation_id, "gates": s.state.gates.as_dict()}
 
 
 def _state_inconsistency(s: Situation) -> dict[str, Any]:
@@ -156,7 +145,6 @@ def _report(s: Situation) -> dict[str, Any]:
     state = s.state
     return {
         "gates": state.gates.as_dict(),
-        "gate_unknowns": _gate_unknowns(s),
         "actionable_threads": len(state.actionable_codex_threads),
         "eligible_threads": len(state.eligible_codex_threads),
         "non_codex_rooted_threads": state.non_codex_rooted_threads,

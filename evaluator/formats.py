@@ -63,11 +63,6 @@ _REPO = r"(?!\.{1,2}/?$)(?!.*\.git$)[a-z0-9._-]{1,100}"
 REPOSITORY = Grammar(rf"{_OWNER}/{_REPO}", "a lowercase GitHub owner/repo")
 # A git clean-filter driver name as the boundary records it.
 FILTER_NAME = Grammar(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", "a filter driver name")
-# The rule a gate_unknowns entry names: where it lives, then its plain name and parameter, if any.
-GATE_RULE = Grammar(
-    r"(classic-protection|rulesets|merge-state)(\.[a-z0-9_]{1,64}){0,2}",
-    "a rule name (classic-protection, rulesets or merge-state, then up to two .name parts)",
-)
 # One command-line argument: anything but NUL, which no argv can carry.
 ARGUMENT = Grammar(r"[^\u0000]*", "an argument without a NUL byte")
 # <request comment id>:<requested head>, the key of one review request.

@@ -213,7 +213,7 @@ def wakeup_from_checkpoint(
     approved_plan_hash: str | None = None,
 ) -> dict[str, Any]:
     """The same, from the bootstrap snapshot itself (the JSON on the automation prompt's third line)."""
-    state, _findings = wakeup_with_findings(
+    state, _notes = wakeup_with_notes(
         settings,
         bootstrap_snapshot=bootstrap_snapshot,
         checkout=checkout,
@@ -224,7 +224,7 @@ def wakeup_from_checkpoint(
     return state
 
 
-def wakeup_with_findings(
+def wakeup_with_notes(
     settings: Settings,
     *,
     bootstrap_snapshot: dict[str, Any],
@@ -232,8 +232,13 @@ def wakeup_with_findings(
     wakeup_id: str,
     registry: str | None,
     approved_plan_hash: str | None = None,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The wakeup state, and the text of each actionable Codex finding in it (from the same observation).
+) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """The wakeup state, and what the person and the agent read beside it (from the same observation).
+
+    The notes are ``findings`` (the text of each actionable Codex finding) and
+    ``gate_unknowns`` (each rule that left a gate unknown, and why). No plan
+    binds them and the evaluator never judges them: the state's digests and
+    gates are what count.
 
     ``approved_plan_hash`` is the user's approval recorded since an earlier
     wakeup (references/hands.md, "Approval between wakeups"); the evaluator
@@ -258,7 +263,10 @@ def wakeup_with_findings(
             wakeup_id=wakeup_id,
             approved_plan_hash=approved_plan_hash,
         )
-        return state, finding_texts(github["threads"], settings.secrets)
+        return state, {
+            "findings": finding_texts(github["threads"], settings.secrets),
+            "gate_unknowns": [dict(unknown) for unknown in github["gate_unknowns"]],
+        }
 
 
 def report(settings: Settings, *, repository: str, pr_number: int, run_id: str) -> dict[str, Any]:
@@ -500,7 +508,6 @@ def _observed(github: PullRequestObservation, observed_at: datetime) -> dict[str
         "unavailable_replies": list(github["unavailable_replies"]),
         **thread_classes(github["threads"]),
         "gates": dict(github["gates"]),
-        "gate_unknowns": [dict(unknown) for unknown in github["gate_unknowns"]],
     }
 
 
@@ -685,7 +692,6 @@ STATE_KEYS = (
     "eligible_codex_threads",
     "non_codex_rooted_threads",
     "gates",
-    "gate_unknowns",
     "automations",
     "execution_boundary",
     "remediation_manifest",

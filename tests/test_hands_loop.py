@@ -578,3 +578,16 @@ def test_a_remediation_plan_from_real_observations_approved_between_wakeups(caps
         loop(capsys, world, "approve", *where, "--hash", planned["plan_hash"], status=1)["errors"][0]["code"]
         == "approval-hash-stale"
     )
+
+
+def test_a_wakeup_says_which_rules_left_a_gate_unknown_beside_the_state(capsys, world):
+    """A protected base branch this token cannot read: the gate is unknown, and the wakeup says why."""
+    fake = world["fake"]
+    live = bootstrap(capsys, world, "autonomous")
+    fake.protection = {"url": "x", "lock_branch": {"enabled": True}}  # held by GitHub, not shown to this token
+    fake.repository.admins.clear()
+    woken = loop(capsys, world, "wakeup", "--observed-at", at(360), "--automation-key", live["key"])
+    assert live["directory"].read(statedir.STATE)["gates"]["branch_protection"] == "unknown"
+    unreadable = {"gate": "branch_protection", "rule": "classic-protection", "reason": "protection-unreadable"}
+    assert woken["gate_unknowns"] == [unreadable]
+    assert loop(capsys, world, "status", *live["where"])["gate_unknowns"] == [unreadable]

@@ -33,7 +33,6 @@ sys.path.insert(0, str(ROOT))
 from evaluator import formats  # noqa: E402
 from evaluator.models import common  # noqa: E402
 from evaluator.models.plan import Argument, FilterName  # noqa: E402
-from evaluator.models.recurring import GateRule  # noqa: E402
 
 OUTPUT = ROOT / "references" / "schemas"
 ID_BASE = "https://github-codex-pr-loop.invalid/schemas/"
@@ -95,7 +94,6 @@ FORMATS: dict[Any, dict[str, Any]] = {
     common.Repository: formats.REPOSITORY.json_schema(),
     Argument: formats.ARGUMENT.json_schema(),
     FilterName: formats.FILTER_NAME.json_schema(),
-    GateRule: formats.GATE_RULE.json_schema(),
     common.Timestamp: {
         **formats.TIMESTAMP.json_schema(),
         "description": (

@@ -312,7 +312,6 @@ def recurring_state(mode: str = "autonomous", **overrides: Any) -> dict[str, Any
         "eligible_codex_threads": [],
         "non_codex_rooted_threads": 0,
         "gates": gates(),
-        "gate_unknowns": [],
         "automations": [automation_record()],
         "execution_boundary": None,
         "remediation_manifest": None,

@@ -5,12 +5,11 @@ The state is flat and complete: every field is present on every wakeup, and
 report-only values are in references/recurring-state.md.
 """
 
-from typing import Annotated, Literal
+from typing import Literal
 
-from .. import formats, policy
+from .. import policy
 from .common import (
     BranchName,
-    Check,
     DecimalId,
     Digest,
     NodeId,
@@ -59,30 +58,6 @@ class Gates(Strict):
     branch_protection: Gate
     checks: Gate
     mergeability: Gate
-
-
-GateRule = Annotated[str, Check.grammar("invalid-value", formats.GATE_RULE)]
-
-
-class GateUnknown(Strict):
-    """A rule that leaves a gate unknown, and why: for the person to check (references/recurring-state.md)."""
-
-    gate: Literal["approvals", "branch_protection"]
-    rule: GateRule
-    reason: Literal[
-        "block-unexplained",
-        "checked-on-merge-push",
-        "malformed-rule",
-        "not-evaluated",
-        "protection-unreadable",
-        "push-restricted",
-        "reviews-not-reported",
-        "rulesets-truncated",
-        "rulesets-unreadable",
-        "undocumented-parameter",
-        "undocumented-rule-type",
-        "undocumented-value",
-    ]
 
 
 class UnavailableReply(Strict):
@@ -220,7 +195,6 @@ class RecurringState(Strict):
     eligible_codex_threads: list[Thread]
     non_codex_rooted_threads: NonNegativeInt
     gates: Gates
-    gate_unknowns: list[GateUnknown]
     # The automation registry.
     automations: list[AutomationRecord]
     # Plans built from this very snapshot, and the user's approval.
