@@ -23,7 +23,9 @@ loop stops instead. The same holds for the packages the scripts import from
 the skill's private environment (the distributions its runtime lock names):
 a tampered ``httpx2`` or ``dateutil`` steers the collector as surely as an
 edited collector, so every file of theirs is checked against the
-distribution's own ``RECORD`` and pinned too. What is pinned and refused, and
+distribution's own ``RECORD`` and pinned too, and the skill's private
+environment may hold nothing else: a module there that a locked package
+imports when present is refused. What is pinned and refused, and
 how the scripts make sure nothing else is loaded:
 references/automation-registry.md#the-evaluator-digest.
 """

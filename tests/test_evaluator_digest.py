@@ -440,6 +440,7 @@ def test_bytecode_and_planted_files_of_a_distribution_change_the_pin(site: Path,
 
 
 def test_files_of_other_distributions_in_the_same_site_are_not_pinned(site: Path) -> None:
+    # ``site`` is not inside the project's private environment: a development interpreter's site-packages.
     before = pin_with(site)
     (site / "unrelated.py").write_bytes(b"x = 1\n")
     (site / "__pycache__" / f"unrelated.{cache_tag()}.pyc").write_bytes(b"\0")
