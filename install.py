@@ -13,9 +13,10 @@ activating. ``.install-record.json`` records the SHA-256 of every installed
 file; upgrade and uninstall refuse a modified install unless ``--force``.
 An upgrade is built and checked beside the old install, then swapped in.
 
-``--python-env-from current`` (tests, offline machines) gives the private
-environment the installing interpreter's packages instead of downloading
-them, after checking that they hold every pinned version exactly. How the
+``--python-env-from current`` (tests, offline machines) copies the locked
+distributions of the installing interpreter into the private environment
+instead of downloading them, after checking that they hold every pinned
+version exactly. How the
 installed skill runs and what is pinned: references/automation-registry.md.
 """
 
@@ -29,7 +30,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -260,12 +260,16 @@ def pinned_requirements(lock: Path) -> list[str]:
 
 
 def make_private_environment(directory: Path, requirements: list[str], env_from: str) -> None:
+    """A virtual environment whose site-packages holds the locked distributions and nothing else.
+
+    The evaluator pin refuses any file there that no locked RECORD lists
+    (references/automation-registry.md#the-private-environment), so neither
+    pip nor a ``.pth`` pointing elsewhere may stay behind.
+    """
     if env_from == "current":
         _check_current_environment(requirements)
         _run([sys.executable, "-m", "venv", "--without-pip", str(directory)], "creating the private environment")
-        site_packages = _site_packages(directory)
-        paths = [path for path in sysconfig.get_paths().values() if path.endswith("site-packages")]
-        (site_packages / "_skill_packages_from_installer.pth").write_text("\n".join(sorted(set(paths))) + "\n")
+        _copy_current_distributions(requirements, _site_packages(directory))
         return
     _run([sys.executable, "-m", "venv", str(directory)], "creating the private environment")
     python = str(directory / "bin" / "python")
@@ -278,8 +282,30 @@ def make_private_environment(directory: Path, requirements: list[str], env_from:
         # collector run would cost more than the collector's own work).
         _run([*pip, "install", "--no-deps", "--only-binary", ":all:", "-r", handle.name], "pip install")
         _run([*pip, "check"], "pip check")
+        # pip (and the setuptools venv adds before Python 3.12) was only the tool: it is not locked.
+        _run([*pip, "uninstall", "--yes", "pip", "setuptools"], "removing pip from the private environment")
     finally:
         os.unlink(handle.name)
+
+
+def _copy_current_distributions(requirements: list[str], site_packages: Path) -> None:
+    """Copy each locked distribution's files, as its RECORD lists them, from this interpreter.
+
+    Modification times are kept, so the bytecode pip compiled still matches its
+    source; files RECORD places outside the site directory (console scripts)
+    land at the same place relative to the new one.
+    """
+    from importlib.metadata import distribution
+
+    for requirement in requirements:
+        found = distribution(requirement.partition("==")[0])
+        for listed in found.files or []:
+            target = Path(os.path.normpath(site_packages / str(listed)))
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(Path(str(found.locate_file(listed))), target)
+            except OSError as error:
+                raise InstallError(f"cannot copy {requirement}'s {listed}: {error.strerror}") from error
 
 
 def _check_current_environment(requirements: list[str]) -> None:

@@ -15,6 +15,7 @@ from typing import Literal
 from . import markers, policy
 from .formats import parse_timestamp
 from .models.recurring import Claim, RecurringState, Response, SummaryRow
+from .rules.manifests import finalization_branch_drift
 
 PlanKind = Literal["remediation", "finalization"]
 # The earliest claim of a lock for this request: none, this wakeup's, another
@@ -63,6 +64,9 @@ class Facts:
     remediation_in_progress: bool
     finalization_settled: bool
     loop_finished: bool
+    # A finalization plan invalidated by remote, base or PR branch drift: no
+    # GitHub write and no automation cleanup, not even a closed PR's.
+    cleanup_forbidden: bool
 
 
 # --- the request window ---------------------------------------------------------
@@ -337,4 +341,7 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
         remediation_in_progress=remediation_in_progress,
         finalization_settled=settled,
         loop_finished=loop_finished,
+        cleanup_forbidden=state.mode != "report-only"
+        and state.finalization_manifest is not None
+        and finalization_branch_drift(state.finalization_manifest, state),
     )

@@ -70,8 +70,20 @@ def _plan_answers_signal(f: Facts) -> bool:
 ROWS: tuple[Row, ...] = (
     Row("done", "loop-finished", lambda f: f.loop_finished and f.plan_kind is None),
     _inconsistent(lambda f: bool(f.trust_inconsistencies)),
-    Row("stop-pr-closed", "pr-merged", lambda f: f.state.pr_state == "merged", "row-then-inconsistencies"),
-    Row("stop-pr-closed", "pr-closed", lambda f: f.state.pr_state == "closed", "row-then-inconsistencies"),
+    # A closed PR's loop may delete its own automation despite drift, unless a
+    # finalization plan is invalidated by it: then row 5 permits no write at all.
+    Row(
+        "stop-pr-closed",
+        "pr-merged",
+        lambda f: f.state.pr_state == "merged" and not f.cleanup_forbidden,
+        "row-then-inconsistencies",
+    ),
+    Row(
+        "stop-pr-closed",
+        "pr-closed",
+        lambda f: f.state.pr_state == "closed" and not f.cleanup_forbidden,
+        "row-then-inconsistencies",
+    ),
     _inconsistent(lambda f: bool(f.inconsistencies)),
     Row("wait", "remediation-in-progress", lambda f: f.remediation_in_progress),
     Row("stop-reviewer-unavailable", "codex-unavailable", lambda f: f.unavailable),

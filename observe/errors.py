@@ -104,6 +104,7 @@ DIGEST_CODES: Mapping[str, str] = {
     "environment-record-invalid": "a locked distribution has no RECORD, or one that cannot be read exactly",
     "environment-file-missing": "a file a locked distribution's RECORD lists is missing or not a regular file",
     "environment-file-modified": "a file of a locked distribution differs from the hash its RECORD gives",
+    "environment-file-unlisted": "a file in the skill's private environment that no locked distribution's RECORD lists",
 }
 
 COLLECTION_CODES: Mapping[str, str] = {

@@ -23,7 +23,9 @@ loop stops instead. The same holds for the packages the scripts import from
 the skill's private environment (the distributions its runtime lock names):
 a tampered ``httpx2`` or ``dateutil`` steers the collector as surely as an
 edited collector, so every file of theirs is checked against the
-distribution's own ``RECORD`` and pinned too. What is pinned and refused, and
+distribution's own ``RECORD`` and pinned too, and the skill's private
+environment may hold nothing else: a module there that a locked package
+imports when present is refused. What is pinned and refused, and
 how the scripts make sure nothing else is loaded:
 references/automation-registry.md#the-evaluator-digest.
 """
@@ -53,6 +55,8 @@ _LOADABLE_NON_SOURCE = (".pyc", ".pyo", ".so", ".pyd", ".dylib")
 _CHUNK = 1 << 20
 # The distributions the scripts load: exactly those this lock names, at its versions.
 RUNTIME_LOCK = "requirements-runtime.lock"
+# The skill's private environment (install.py makes it; the scripts re-execute into it).
+PRIVATE_ENVIRONMENT = ".venv"
 # RECORD hashes this module can check (hashlib's guaranteed algorithms, less the broken ones).
 _RECORD_ALGORITHMS = frozenset(hashlib.algorithms_guaranteed) - {"md5", "sha1"}
 
@@ -92,11 +96,13 @@ def evaluator_sha256(project_root: Path, search_path: Sequence[str] | None = Non
     root, and every file of each distribution ``RUNTIME_LOCK`` names
     (``environment_files``), named ``<name>==<version>/<path>``. The
     distributions are found on ``search_path`` (default: ``sys.path``, where
-    the running interpreter finds them).
+    the running interpreter finds them). A directory of that path inside the
+    skill's private environment must hold nothing else (``environment_files``).
     """
     base = Path(project_root).resolve(strict=True)
     entries = code_files(base)
-    entries.update(environment_files(base / RUNTIME_LOCK, sys.path if search_path is None else search_path))
+    path = sys.path if search_path is None else search_path
+    entries.update(environment_files(base / RUNTIME_LOCK, path, base / PRIVATE_ENVIRONMENT))
     return _digest(entries)
 
 
@@ -133,7 +139,7 @@ def code_files(base: Path) -> dict[str, bytes]:
     return entries
 
 
-def environment_files(lock: Path, search_path: Sequence[str]) -> dict[str, bytes]:
+def environment_files(lock: Path, search_path: Sequence[str], private: Path | None = None) -> dict[str, bytes]:
     """Every file of each distribution ``lock`` pins, checked against its RECORD: name -> SHA-256.
 
     Each distribution is the first one ``importlib.metadata`` finds on
@@ -145,8 +151,14 @@ def environment_files(lock: Path, search_path: Sequence[str]) -> dict[str, bytes
     files it does not list but Python could load for the distribution
     (``_unlisted_files``: bytecode written later, a planted module) are
     pinned by their content: a change to any of them changes the digest.
+
+    Every directory of ``search_path`` inside ``private`` (the skill's private
+    environment) must hold exactly the files the RECORDs of the locked
+    distributions found there list: anything else is importable code that no
+    pin covers (``environment-file-unlisted``, ``_refuse_unlisted``).
     """
     entries: dict[str, bytes] = {}
+    listed_by_site: dict[Path, set[str]] = {}
     for name, version in _pins(lock):
         found = next(iter(importlib.metadata.distributions(name=name, path=list(search_path))), None)
         if found is None or found.version != version:
@@ -155,11 +167,50 @@ def environment_files(lock: Path, search_path: Sequence[str]) -> dict[str, bytes
             raise DigestError("environment-distribution-missing", message)
         site = Path(str(found.locate_file(""))).resolve()
         listed = _record(found, f"{name}=={version}")
+        listed_by_site.setdefault(site, set()).update(listed)
         for path, expected in listed.items():
             entries[f"{name}=={version}/{path}"] = _verified_sha256(site, path, expected, name)
         for path in _unlisted_files(site, listed):
             entries[f"{name}=={version}/{path}"] = _verified_sha256(site, path, None, name)
+    if private is not None:
+        for directory in _private_directories(private, search_path):
+            _refuse_unlisted(directory, listed_by_site.get(directory, set()))
     return entries
+
+
+def _private_directories(private: Path, search_path: Sequence[str]) -> list[Path]:
+    """The directories of ``search_path`` that lie inside the private environment (its site-packages)."""
+    if not private.is_dir():
+        return []
+    inside = private.resolve()
+    found: list[Path] = []
+    for entry in search_path:
+        directory = Path(entry or ".").resolve()
+        if directory.is_dir() and directory.is_relative_to(inside) and directory not in found:
+            found.append(directory)
+    return found
+
+
+def _refuse_unlisted(directory: Path, listed: set[str]) -> None:
+    """Refuse any file or directory under ``directory`` that no locked distribution's RECORD lists.
+
+    The private environment holds the locked distributions and nothing else,
+    so anything more was added after install: a module a locked package
+    imports when present (``brotli.py``, which httpx2 would load), a package,
+    an extension module, a ``.pth`` file the interpreter runs at start-up, or
+    a whole other distribution. Refused rather than pinned: pinning would
+    accept whatever was there at bootstrap. A directory counts too, even an
+    empty one (Python imports it as a namespace package). Files are judged by
+    name here; their content is what the pin hashes.
+    """
+    parents = {parent.as_posix() for path in listed for parent in Path(path).parents}
+    for relative in sorted(_walk(directory, directory, refuse_compiled=False, with_directories=True)):
+        if relative not in listed and relative not in parents:
+            message = (
+                f"{relative} is in the skill's private environment ({directory}) but in no RECORD of a "
+                "distribution requirements-runtime.lock names; remove it or reinstall the skill"
+            )
+            raise DigestError("environment-file-unlisted", message)
 
 
 def _pins(lock: Path) -> list[tuple[str, str]]:
@@ -257,9 +308,10 @@ def _digest(entries: dict[str, bytes]) -> str:
     return stream.hexdigest()
 
 
-def _walk(base: Path, top: Path, *, refuse_compiled: bool) -> list[str]:
-    """Every file under ``top`` (relative POSIX paths), refusing directory symlinks
-    and, when asked, bytecode caches, bytecode files and extension modules."""
+def _walk(base: Path, top: Path, *, refuse_compiled: bool, with_directories: bool = False) -> list[str]:
+    """Every file under ``top`` (relative POSIX paths; every directory too when
+    asked), refusing directory symlinks and, when asked, bytecode caches,
+    bytecode files and extension modules."""
     found: list[str] = []
 
     def fail(error: OSError) -> None:
@@ -276,6 +328,8 @@ def _walk(base: Path, top: Path, *, refuse_compiled: bool) -> list[str]:
             if refuse_compiled and name == _BYTECODE_CACHE:
                 message = "a bytecode cache in the skill's code is refused (delete it; the scripts write none)"
                 raise DigestError("evaluator-compiled-code-present", f"{relative}/: {message}")
+            if with_directories:
+                found.append(relative)
         subdirectories.sort()
         for name in names:
             relative = (here / name).relative_to(base).as_posix()

@@ -440,7 +440,96 @@ def test_bytecode_and_planted_files_of_a_distribution_change_the_pin(site: Path,
 
 
 def test_files_of_other_distributions_in_the_same_site_are_not_pinned(site: Path) -> None:
+    # ``site`` is not inside the project's private environment: a development interpreter's site-packages.
     before = pin_with(site)
     (site / "unrelated.py").write_bytes(b"x = 1\n")
     (site / "__pycache__" / f"unrelated.{cache_tag()}.pyc").write_bytes(b"\0")
     assert pin_with(site) == before
+
+
+# -- the private environment holds the locked distributions and nothing else --
+
+PRIVATE_LOCK = f"# runtime\n{SIX}\n{DATEUTIL}\n"
+
+
+@pytest.fixture
+def private_project(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the skill whose lock names six and python-dateutil, and a private
+    environment ``.venv`` holding real copies of exactly those: (project, its site-packages)."""
+    project = tmp_path / "skill"
+    for directory in ("evaluator", "observe", "act", "scripts"):
+        shutil.copytree(ROOT / directory, project / directory, ignore=shutil.ignore_patterns("__pycache__"))
+    (project / "requirements-runtime.lock").write_text(PRIVATE_LOCK, encoding="utf-8")
+    site = project / ".venv" / "lib" / "python3.11" / "site-packages"
+    for name in ("six", "python-dateutil"):
+        copy_distribution(name, site)
+    return project, site
+
+
+def test_a_private_environment_of_exactly_the_locked_distributions_is_pinned_as_anywhere(
+    private_project: tuple[Path, Path], tmp_path: Path
+) -> None:
+    project, site = private_project
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(site, elsewhere)
+    assert evaluator_sha256(project, [str(site)]) == evaluator_sha256(project, [str(elsewhere)])
+
+
+@pytest.mark.parametrize(
+    "planted, named",
+    [
+        ("brotli.py", "brotli.py"),  # httpx2 imports brotli whenever it is importable
+        ("brotli/__init__.py", "brotli"),  # the first unlisted path is named: here the package directory
+        ("brotli/", "brotli"),  # an empty directory imports as a namespace package
+        ("brotli.cpython-311-x86_64-linux-gnu.so", "brotli.cpython-311-x86_64-linux-gnu.so"),
+        ("__pycache__/brotli.{tag}.pyc", "__pycache__/brotli.{tag}.pyc"),  # __pycache__ holds six's bytecode
+        ("zz-startup.pth", "zz-startup.pth"),  # the interpreter runs or follows it at start-up
+        ("dateutil/extra.py", "dateutil/extra.py"),  # beside a locked package: pinned elsewhere, refused here
+        ("dateutil/__pycache__/rrule.{tag}.opt-1.pyc", "dateutil/__pycache__/rrule.{tag}.opt-1.pyc"),
+    ],
+)
+def test_a_file_no_locked_record_lists_in_the_private_environment_is_refused(
+    private_project: tuple[Path, Path], planted: str, named: str
+) -> None:
+    project, site = private_project
+    path = site / planted.format(tag=cache_tag())
+    if planted.endswith("/"):
+        path.mkdir()
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"import os\n")
+    with pytest.raises(DigestError) as refused:
+        evaluator_sha256(project, [str(site)])
+    assert refused.value.code == "environment-file-unlisted"
+    assert refused.value.message.startswith(f"{named.format(tag=cache_tag())} is in the skill's private environment")
+    # Outside a private environment the same site is pinned as before: only the locked distributions count.
+    outside = project.parent / "site-packages"
+    shutil.move(site, outside)
+    evaluator_sha256(project, [str(outside)])
+
+
+def test_an_extra_distribution_in_the_private_environment_is_refused(private_project: tuple[Path, Path]) -> None:
+    project, site = private_project
+    copy_distribution("idna", site)
+    with pytest.raises(DigestError) as refused:
+        evaluator_sha256(project, [str(site)])
+    assert refused.value.code == "environment-file-unlisted"
+    assert refused.value.message.startswith("idna")
+
+
+def test_only_search_path_directories_inside_the_private_environment_are_held_to_the_lock(
+    private_project: tuple[Path, Path], tmp_path: Path
+) -> None:
+    project, site = private_project
+    # A directory of the private environment that is not on the path cannot be imported from.
+    (project / ".venv" / "bin").mkdir()
+    (project / ".venv" / "bin" / "brotli.py").write_bytes(b"import os\n")
+    before = evaluator_sha256(project, [str(site)])
+    # A second directory of the path inside the environment must hold only locked files too.
+    extra = project / ".venv" / "lib" / "extra"
+    extra.mkdir()
+    assert evaluator_sha256(project, [str(site), str(extra)]) == before
+    (extra / "brotli.py").write_bytes(b"import os\n")
+    with pytest.raises(DigestError) as refused:
+        evaluator_sha256(project, [str(site), str(extra)])
+    assert refused.value.code == "environment-file-unlisted" and str(extra) in refused.value.message

@@ -63,7 +63,8 @@ def test_only_the_runtime_parts_are_installed(installed):
     packages = {"evaluator", "observe", "act"}
     expected = {"SKILL.md", "LICENSE", "requirements-runtime.lock", "agents", "scripts", "references", ".venv"}
     assert {p.name for p in installed.iterdir()} == expected | packages | {".install-record.json"}
-    assert not list(installed.rglob("__pycache__"))
+    # No bytecode beside the skill's code; the private environment keeps the bytecode pip compiled.
+    assert not [p for p in installed.rglob("__pycache__") if p.relative_to(installed).parts[0] != ".venv"]
 
 
 def test_the_record_holds_the_digest_of_every_installed_file(installed):
@@ -99,34 +100,64 @@ except DigestError as error:
 """
 
 
-def test_a_tampered_package_in_the_private_environment_is_refused_by_the_pin(installed, tmp_path):
+def private_pin(installed: Path, cwd: Path) -> str:
+    """The installed skill's pin as its private interpreter computes it, or the code refusing it."""
     python = str(installed / ".venv" / "bin" / "python")
+    result = run(["-I", "-B", "-c", PIN_PROBE, str(installed)], cwd=cwd, python=python)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def private_site(installed: Path) -> Path:
     (site,) = (installed / ".venv" / "lib").glob("python3*/site-packages")
-    dateutil = distribution("python-dateutil")
-    planted = [str(f) for f in dateutil.files or [] if not str(f).startswith("../")]
+    return site
 
-    def pin() -> str:
-        result = run(["-I", "-B", "-c", PIN_PROBE, str(installed)], cwd=tmp_path, python=python)
-        assert result.returncode == 0, result.stderr
-        return result.stdout.strip()
 
-    pinned = pin()
-    assert pinned == evaluator_sha256(installed)  # the same packages as this interpreter's
+def test_the_private_environment_holds_the_locked_distributions_only(installed, tmp_path):
+    site = private_site(installed)
+    locked = {canonicalize_name(line.partition("==")[0]) for line in lock_lines("requirements-runtime.lock")}
+    infos = {canonicalize_name(p.name.partition("-")[0]) for p in site.glob("*.dist-info")}
+    assert infos == locked and not list(site.glob("*.pth"))
+    # The same files as this interpreter's, so the same pin.
+    assert private_pin(installed, tmp_path) == evaluator_sha256(installed)
+
+
+def test_a_tampered_package_in_the_private_environment_is_refused_by_the_pin(installed, tmp_path):
+    pinned = private_pin(installed, tmp_path)
+    rrule = private_site(installed) / "dateutil" / "rrule.py"
+    original, times = rrule.read_bytes(), rrule.stat()
     try:
-        # A copy of python-dateutil inside .venv comes first on the private interpreter's path.
-        for relative in planted:
-            (site / relative).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(Path(str(dateutil.locate_file(relative))), site / relative)
-        assert pin() == pinned  # byte for byte the same files: the same pin
-        rrule = site / "dateutil" / "rrule.py"
-        rrule.write_bytes(rrule.read_bytes().replace(b"rrulestr = _rrulestr()", b"rrulestr = _rrulestr ", 1))
-        assert pin() == "environment-file-modified"
+        rrule.write_bytes(original.replace(b"rrulestr = _rrulestr()", b"rrulestr = _rrulestr ", 1))
+        assert private_pin(installed, tmp_path) == "environment-file-modified"
     finally:
-        for relative in planted:
-            (site / relative).unlink(missing_ok=True)
-        for directory in ("dateutil", f"python_dateutil-{dateutil.version}.dist-info"):
-            shutil.rmtree(site / directory, ignore_errors=True)
-    assert pin() == pinned
+        rrule.write_bytes(original)
+        os.utime(rrule, ns=(times.st_atime_ns, times.st_mtime_ns))  # pip's bytecode stays valid
+    assert private_pin(installed, tmp_path) == pinned
+
+
+@pytest.mark.parametrize(
+    "planted",
+    ["brotli.py", "zz-startup.pth", "brotli-1.1.0.dist-info/METADATA"],
+    ids=["optional-module", "pth-file", "extra-distribution"],
+)
+def test_a_file_planted_in_the_private_environment_is_refused_by_the_pin(installed, tmp_path, planted):
+    site = private_site(installed)
+    pinned = private_pin(installed, tmp_path)
+    path = site / planted
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("PLANTED = True\n" if planted == "brotli.py" else "Name: brotli\nVersion: 1.1.0\n")
+    try:
+        if planted == "brotli.py":
+            # What makes it a hole: a locked package imports it whenever it is there.
+            probe = ["-I", "-B", "-c", "from httpx2 import _decoders; print(_decoders.brotli.PLANTED)"]
+            loaded = run(probe, cwd=tmp_path, python=str(installed / ".venv" / "bin" / "python"))
+            assert loaded.stdout.strip() == "True", loaded.stderr
+        assert private_pin(installed, tmp_path) == "environment-file-unlisted"
+    finally:
+        path.unlink()
+        if path.parent != site:
+            path.parent.rmdir()
+    assert private_pin(installed, tmp_path) == pinned
 
 
 @pytest.mark.parametrize("script", ENTRY_POINTS)
@@ -220,8 +251,6 @@ def test_a_missing_dependency_is_one_json_line_naming_package_and_installer(scri
 def test_an_installed_skill_without_its_private_environment_says_how_to_reinstall(clone, tmp_path):
     assert install(clone, "--codex-home", str(tmp_path)).returncode == 0
     skill = tmp_path / "skills" / SKILL
-    import shutil
-
     shutil.rmtree(skill / ".venv")
     argv = [str(skill / "scripts" / "evaluate_state.py"), "--state", "-"]
     result = run(argv, cwd=tmp_path, python=bare_python(tmp_path))

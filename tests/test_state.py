@@ -106,6 +106,37 @@ def test_no_scenario_inconsistency_permits_a_write():
             assert expected["action"] not in WRITE_ACTIONS
 
 
+# Remote, base and PR branch drift, one field at a time: (field, value, the reason it gives).
+BRANCH_DRIFT = [
+    ("current_remote_name", "upstream", ["remote-drift"]),
+    ("current_base_branch", "develop", ["base-branch-drift"]),
+    ("current_base_sha", "b" * 40, ["base-tip-drift"]),
+    ("current_head_branch", "codex/other", ["head-branch-drift"]),
+    ("remote_head_sha", None, ["remote-head-drift"]),  # the branch was deleted
+    ("current_head_sha", "c" * 40, ["head-drift", "remote-head-drift"]),
+]
+
+
+@pytest.mark.parametrize("pr_state", ["closed", "merged"])
+@pytest.mark.parametrize("field, value, drift", BRANCH_DRIFT)
+def test_a_closed_pr_whose_finalization_plan_drifted_permits_no_cleanup(pr_state, field, value, drift):
+    from tools import state_scenarios
+
+    planned = state_scenarios.finalization_claimed()
+    unplanned = state_scenarios.clean_state(eligible_codex_threads=planned["eligible_codex_threads"])
+    for state in (planned, unplanned):
+        state.update({"pr_state": pr_state, field: value})
+    stopped = run_state(planned, approved_hash=None, now=None)
+    expected = sorted([*drift, "finalization-plan-stale"])
+    assert (stopped["action"], stopped["reasons"]) == ("state-inconsistency", expected)
+    assert stopped["write_permitted"] is False and "delete_automation_id" not in stopped
+    assert {violation["code"] for violation in stopped["plan_violations"]} == {"plan-snapshot-mismatch"}
+    # Without a plan the same drift still lets the closed PR's loop delete its own automation.
+    cleaned = run_state(unplanned, approved_hash=None, now=None)
+    assert (cleaned["action"], cleaned["reasons"]) == ("stop-pr-closed", [f"pr-{pr_state}", *drift])
+    assert cleaned["delete_automation_id"] == planned["owned_automation_id"]
+
+
 @pytest.mark.parametrize("suite", ["state", "remediation", "finalization"])
 def test_malformed_documents_are_rejected_with_their_codes(suite):
     cases = invalid_fixtures(suite)

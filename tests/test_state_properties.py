@@ -91,6 +91,15 @@ DRIFT = {
     "eligible_codex_threads": [samples.thread("yy8")],
 }
 
+BRANCH_DRIFT_REASONS = {
+    "remote-drift",
+    "base-branch-drift",
+    "base-tip-drift",
+    "head-branch-drift",
+    "remote-head-drift",
+    "head-drift",
+}
+
 # Content each kind of plan binds (identity drift applies to both).
 BOUND_CONTENT = {
     "remediation": {"responses", "actionable_codex_threads"},
@@ -178,8 +187,11 @@ def test_no_state_with_an_inconsistency_yields_a_write(name, field):
     if any(r in ("evaluator-digest-changed", "user-drift") or r.startswith("automation-") for r in reasons):
         assert result["action"] not in WRITE_ACTIONS  # trust first: not even cleanup
     elif any(r.endswith("drift") for r in reasons):
-        # Only a closed or merged PR's own automation may still be deleted.
+        # Only a closed or merged PR's own automation may still be deleted, and
+        # not when remote, base or PR branch drift invalidates a finalization plan.
         assert result["action"] not in WRITE_ACTIONS or result["action"] == "stop-pr-closed"
+        if drifted["finalization_manifest"] is not None and BRANCH_DRIFT_REASONS & set(reasons):
+            assert result["action"] not in WRITE_ACTIONS
 
 
 def test_approval_gated_plans_need_the_exact_hash():

@@ -429,6 +429,35 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
             ["pr-merged", "remote-head-drift"],
         ),
         (
+            "stop-pr-closed--pr-closed-with-plan",
+            edit(finalization_planned(), pr_state="closed"),
+            {},
+            "stop-pr-closed",
+            ["pr-closed"],
+        ),
+        (
+            # Stale by its gates only: no remote, base or branch drift, so the stop may still clean up.
+            "stop-pr-closed--pr-closed-with-plan-on-other-gates",
+            edit(stale_finalization(), pr_state="closed"),
+            {},
+            "stop-pr-closed",
+            ["pr-closed", "finalization-plan-stale"],
+        ),
+        (
+            "state-inconsistency--closed-pr-with-plan-after-base-moved",
+            edit(finalization_planned(), pr_state="closed", current_base_sha=sha("base-2")),
+            {},
+            "state-inconsistency",
+            ["base-tip-drift", "finalization-plan-stale"],
+        ),
+        (
+            "state-inconsistency--merged-pr-with-plan-and-branch-deleted",
+            edit(finalization_planned(), pr_state="merged", current_base_sha=sha("merge-commit"), remote_head_sha=None),
+            {},
+            "state-inconsistency",
+            ["base-tip-drift", "finalization-plan-stale", "remote-head-drift"],
+        ),
+        (
             "state-inconsistency--closed-pr-with-edited-evaluator",
             edit(base, pr_state="closed", current_evaluator_sha256=samples.hexdigest("edited")),
             {},

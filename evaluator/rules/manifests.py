@@ -147,6 +147,22 @@ def _bindings(manifest: Any, state: RecurringState) -> list[tuple[str, Any, str]
     ]
 
 
+# The bindings to the checkout's remote, the base branch and its tip, and the
+# PR's head branch and tip. A finalization plan that differs from any of them
+# is invalidated by drift that forbids every GitHub write and the automation's
+# cleanup, even the deletion a closed or merged PR's stop permits without a plan.
+BRANCH_BINDINGS = frozenset({"remote_name", "base_branch", "base_sha", "head_branch", "current_head_sha"})
+
+
+def finalization_branch_drift(manifest: FinalizationManifest, state: RecurringState) -> bool:
+    """The plan differs from the request checkpoint or the fresh observation in one of ``BRANCH_BINDINGS``."""
+    return any(
+        getattr(manifest, field) != expected
+        for field, expected, _ in _bindings(manifest, state)
+        if field in BRANCH_BINDINGS
+    )
+
+
 def _drift(
     manifest: Any, state: RecurringState, raw_state: dict[str, Any], base: tuple, extra: list[tuple[str, Any, str]]
 ) -> list[Violation]:
