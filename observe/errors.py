@@ -215,6 +215,9 @@ NEXT_STEPS: Mapping[str, str] = {
     "environment-record-invalid": _REINSTALL,
     "environment-file-missing": _REINSTALL,
     "environment-file-modified": _REINSTALL,
+    "environment-file-unlisted": (
+        "remove the named file from the skill's .venv (never `pip install` into it), or " + _REINSTALL
+    ),
     "document-invalid": "pass the document exactly as the skill wrote it",
     "checkpoint-invalid": "pass the prompt document that --prompt accepted (the state directory's prompt.json)",
     "request-body-mismatch": "tell the person: the review request on GitHub is not the approved one",
