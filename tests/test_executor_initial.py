@@ -119,7 +119,7 @@ def test_each_operation_performs_exactly_its_write(stack, capsys):
     )
     handed = step("bootstrap-automation")
     assert handed["performed"][0]["outcome"] == "handed-off" and handed["next_operation"] is None
-    assert f"automation-create --pr {pull['number']}" in handed["next"]
+    assert f"`loop.py automation-create --state-dir {made['state_dir']} --pr {pull['number']}`" in handed["next"]
     refused = stack.loop(capsys, "execute", *where, "--operation", "push", status=1)
     assert refused["errors"][0]["code"] == "operation-not-next"
     assert stack.files_holding_the_token() == []
