@@ -30,6 +30,12 @@ from observe.errors import UsageError as ObserveUsageError
 # of the command that runs is imported.
 TABLE: list[Command] = [
     Command(
+        "next",
+        "every mechanical step of the loop, up to the one act that is the agent's or the person's (the usual command)",
+        options.next_step,
+        "act.advance:run_next",
+    ),
+    Command(
         "init",
         "observe the checkout and GitHub, build and validate the initial plan, create the state directory",
         options.init,

@@ -126,3 +126,12 @@ def verify_automation(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--id", dest="automation_id", metavar="ID", help="the automationId the create call answered (first verify only)"
     )
+
+
+def next_step(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--automation-key", metavar="KEY", help="the loop key (default: the one this state directory recorded)"
+    )
+    parser.add_argument(
+        "--id", dest="automation_id", metavar="ID", help="the automationId automation_update answered for the create"
+    )

@@ -170,6 +170,14 @@ class WakeupNotes(Strict):
     gate_unknowns: list[GateUnknown]
 
 
+class NextAgenda(Strict):
+    """``next.json``: the wakeup row ``loop.py next`` stopped in for the agent, and the step to go on from."""
+
+    wakeup_id: RunId | None
+    row: str
+    resume_at: int
+
+
 class BuiltPlan(Strict):
     """``plans/<hash>.json``: one plan ever built, so a stale approval is recognised."""
 

@@ -1,4 +1,4 @@
-"""What the agent does next: one table, the source of every ``next`` and of SKILL.md's wakeup table.
+"""What the agent does next: one table, the source of every ``next`` and of the single commands' table.
 
 Each action the evaluator emits in a wakeup has one row: the steps the agent
 takes, in order. A ``Run`` is one ``loop.py`` command exactly as it is typed
@@ -6,7 +6,7 @@ takes, in order. A ``Run`` is one ``loop.py`` command exactly as it is typed
 pending plan's hash: the hands fill in what they know); a ``Do`` is one of the
 agent's own acts (show, edit, pass a payload, tell). A command's ``next`` is
 the rest of its row from where the agent stands, so what a command says and
-what SKILL.md says cannot drift apart: SKILL.md's table is rendered from
+what the references say cannot drift apart: references/hands.md's table is rendered from
 these rows (``python -m act.steps`` prints it) and a test holds the two equal.
 """
 
@@ -170,8 +170,8 @@ def after(action: str, key: str, where: Where, *, nth: int = 1) -> str:
     return where.fill(render(rest)) if rest else "nothing more in this wakeup"
 
 
-def skill_table() -> str:
-    """SKILL.md's wakeup table, rendered from the rows (cleanup stops share one line)."""
+def commands_table() -> str:
+    """The single commands' table (references/hands.md), rendered from the rows (cleanup stops share one line)."""
     lines = ["| action | you do |", "| --- | --- |"]
     shown: set[str] = set()
     for action, steps in WAKEUP.items():
@@ -185,4 +185,4 @@ def skill_table() -> str:
 
 
 if __name__ == "__main__":
-    print(skill_table(), end="")
+    print(commands_table(), end="")

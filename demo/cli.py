@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from demo.driver import Run
+from demo.driver import NextRun, Run
 from demo.scenarios import SCENARIOS, Scenario
 from demo.stack import start
 from simulator.codex import CodexReviewer
@@ -36,14 +36,19 @@ def parser() -> argparse.ArgumentParser:
     made.add_argument("--scenario", choices=sorted(SCENARIOS), default="happy", help="which run (default: happy)")
     made.add_argument("--keep", metavar="DIR", help="run in DIR and keep it (default: a temporary directory, removed)")
     made.add_argument("--quiet", action="store_true", help="print only the summary")
+    made.add_argument(
+        "--per-step",
+        action="store_true",
+        help="drive the loop with the single commands (references/hands.md) instead of `loop.py next`",
+    )
     return made
 
 
-def run_scenario(scenario: Scenario, scratch: Path, out: TextIO) -> Run:
+def run_scenario(scenario: Scenario, scratch: Path, out: TextIO, *, per_step: bool = False) -> Run:
     stack = start(scratch)
     try:
         CodexReviewer(stack.world, list(scenario.codex), delay=DELAY_SECONDS, on_ready=list(scenario.codex_on_ready))
-        run = Run(stack, out, hooks=dict(scenario.hooks))
+        run = (Run if per_step else NextRun)(stack, out, hooks=dict(scenario.hooks))
         run.run()
         return run
     finally:
@@ -58,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     try:
         print(f"scenario {scenario.name}: {scenario.summary}", file=out)
-        run = run_scenario(scenario, scratch / "run", out)
+        run = run_scenario(scenario, scratch / "run", out, per_step=arguments.per_step)
     finally:
         if not arguments.keep:
             shutil.rmtree(scratch, ignore_errors=True)

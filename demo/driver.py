@@ -57,6 +57,7 @@ class Run:
     plan_hash: str | None = None  # the plan the agent last saw (a row's H)
     approved: set[str] = field(default_factory=set)
     executed: set[str] = field(default_factory=set)
+    fired: set[str] = field(default_factory=set)  # the one-time hooks that already fired in this run
     after_finalization: dict[str, Any] | None = None  # `loop.py status` once the loop is done (a scenario's hook)
 
     def __post_init__(self) -> None:
@@ -132,6 +133,10 @@ class Run:
         self.show_summary(made.get("approval_summary"))
         self.approve(made["initial_plan_hash"])
         self.hook("before-initial-execute")
+        self.start_running(made)
+
+    def start_running(self, made: dict[str, Any]) -> None:
+        """From the approved initial plan to a live automation, one command at a time."""
         initial = self.execute("execute (initial)")
         self.executed.add(made["initial_plan_hash"])
         self.pr_number = (initial.get("facts") or {}).get("pr_number")
@@ -209,7 +214,7 @@ class Run:
             self.follow(result)
 
     def follow(self, answer: dict[str, Any]) -> None:
-        """Do the emitted action's row of SKILL.md's wakeup table (act/steps.py), each command as written there."""
+        """Do the emitted action's row of the single commands' table (act/steps.py), each command as written there."""
         action = answer["action"]
         if action not in table.WAKEUP:
             self.final = f"unhandled-{action}"
@@ -342,3 +347,92 @@ class Run:
             self.final = f"refused-{refused.command}"
             self.hook("refused")
         return False
+
+
+@dataclass
+class NextRun(Run):
+    """The same loop driven as SKILL.md leads: ``loop.py next``, and only the acts it hands back.
+
+    Each ``next`` runs every mechanical step and stops at one act: pass a
+    payload to the automation tool, choose the fix's paths, edit the files,
+    show an approval summary to the person, or nothing until the next
+    heartbeat.
+    """
+
+    def start_running(self, made: dict[str, Any]) -> None:
+        self.executed.add(made["initial_plan_hash"])
+        told = self.next("next (start)")
+        self.pr_number = self.stack.pulls()[-1]["number"]  # the PR the initial plan created or reused
+        self.hook("after-initial")
+        while told.get("then") and "heartbeat" not in told["then"]:
+            told = self.act_on(told)
+
+    def one_wakeup(self) -> None:
+        for plan_hash in self.approvals_due:  # the person's reply in the thread reaches this wakeup
+            self.approve(plan_hash)
+        self.approvals_due.clear()
+        told = self.next("next")
+        while self.final is None and told:  # an empty answer: this wakeup is over for the agent
+            if told.get("then") is None:
+                self.final = self.ended(told)
+            elif "heartbeat" in told["then"]:
+                return
+            else:
+                told = self.act_on(told)
+
+    def next(self, name: str, *args: str) -> dict[str, Any]:
+        try:
+            told = self.agent.loop("next", *args)
+        except Refused as refused:
+            self.refusals.append(refused.result)
+            self.step(name, refused.result)
+            if "wakeup-refused" in self.hooks:
+                self.hook("wakeup-refused")
+                return {}
+            inner = str(refused.result.get("refused_in", "loop.py next")).split()[1]
+            raise Refused(inner, refused.result) from None
+        for done in told.get("did", []):
+            if done.get("outcome") == "deleted":
+                self.cleanup_outcome = "deleted"
+            self.step(done["command"].split()[1], {**done, "ok": True})
+        self.automation_key = self.automation_key or self._key()
+        if "approval_summary" in told and "approve" in told.get("you_do", ""):
+            self.show_summary(told["approval_summary"])
+            self.approvals_due.append(told["approval_summary"]["plan_hash"])
+        return told
+
+    def _key(self) -> str | None:
+        record = self.stack.host.read(self.automation_id) if self.automation_id else None
+        return None if record is None else str(record["name"])
+
+    def act_on(self, told: dict[str, Any]) -> dict[str, Any]:
+        """The one act ``next`` handed back, then ``next`` again."""
+        if "payload" in told:
+            answer = self.agent.tool(told["payload"])
+            if "--id ID" in told["then"]:
+                self.automation_id = answer["automationId"]
+                return self.next("next --id", "--id", str(self.automation_id))
+        elif "edit_safely" in told:
+            self.hook("after-claim")  # the wakeup holds its claim while the agent edits
+            if self.interrupted or self.final is not None:
+                self.interrupted = False
+                return {}
+            self.scripted_fix()
+        elif "findings" in told and "plan-remediation" in told["you_do"]:
+            self.step("plan-remediation", self.agent.loop("plan-remediation", "--path", CHANGED_FILE))
+            planned = self.agent.results[-1][1]
+            if planned["action"] == "await-approval":  # the person answers before the next heartbeat
+                self.show_summary(planned.get("approval_summary"))
+                self.approvals_due.append(planned["plan_hash"])
+                return {}
+        elif not told.get("again"):
+            self.final = f"unhandled: {told.get('you_do')}"
+            return {}
+        return self.next("next")
+
+    def ended(self, told: dict[str, Any]) -> str:
+        """How the loop ended: the evaluator's last action (done, a stop or state-inconsistency)."""
+        action = str(told.get("action") or "")
+        if action == "finish-finalization":
+            return "done"
+        return action or "stopped"

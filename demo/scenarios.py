@@ -58,11 +58,11 @@ def _close(run: Any) -> None:
 
 
 def _once(name: str, action: Callable[[Any], None]) -> Callable[[Any], None]:
-    done: list[bool] = []
+    """The action at the hook's first firing in each run (the mark lives on the run, so every run starts afresh)."""
 
     def hook(run: Any) -> None:
-        if not done:
-            done.append(True)
+        if name not in run.fired:
+            run.fired.add(name)
             action(run)
 
     return hook
@@ -127,7 +127,12 @@ def _crowd(run: Any) -> None:
             world.add_reaction(OWNER, NAME, number, login, content)
     for index in range(CROWD_REVIEWS):
         world.add_review(
-            OWNER, NAME, number, CROWD[index % len(CROWD)], f"Looked at it ({index + 1}).", "COMMENTED",
+            OWNER,
+            NAME,
+            number,
+            CROWD[index % len(CROWD)],
+            f"Looked at it ({index + 1}).",
+            "COMMENTED",
             comments=[{"path": "README.md", "line": 1, "body": f"A question about the title ({index + 1})."}],
         )
     run.note(

@@ -125,7 +125,9 @@ def start(scratch: Path, clock: SimClock | None = None) -> Stack:
     world.add_token(TOKEN, "loop-owner")
     world.create_repository(OWNER, NAME, files=dict(FILES))
     git_app = GitSmartHttp(
-        world.git_repository_path, TOKEN, on_push=world.notice_push,
+        world.git_repository_path,
+        TOKEN,
+        on_push=world.notice_push,
         may_push=lambda: may_write(world, TOKEN, ("contents",)),
     )
     servers = [LoopbackServer(git_app).start(), LoopbackServer(GitHubApp(world)).start()]

@@ -1,4 +1,4 @@
-"""The action registry and table are what references/actions.md and SKILL.md say they are."""
+"""The action registry and table are what references/actions.md and references/hands.md say they are."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from evaluator.machine import REPORT_ROWS, ROWS
 from tests.helpers import ROOT
 
 ACTIONS_MD = (ROOT / "references" / "actions.md").read_text(encoding="utf-8")
-SKILL_MD = (ROOT / "SKILL.md").read_text(encoding="utf-8")
+HANDS_MD = (ROOT / "references" / "hands.md").read_text(encoding="utf-8")
 
 
 def _section(text: str, heading: str) -> str:
@@ -61,8 +61,8 @@ def test_the_cleanup_stops_are_the_documented_ones():
     assert set(_names(cleanup_cell)) == CLEANUP_STOPS
 
 
-def test_skill_md_lists_exactly_the_registry():
-    table = _table(_section(SKILL_MD, "| action | you do |"))
+def test_the_single_commands_table_lists_exactly_the_registry():
+    table = _table(_section(HANDS_MD, "| action | you do |"))
     assert {name for cells in table for name in _names(cells[0])} == set(ACTIONS)
 
 

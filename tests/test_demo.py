@@ -22,7 +22,7 @@ from demo.stack import HEAD_BRANCH, TOKEN
 CLAIM = re.compile(r"github-codex-pr-loop-claim ")
 
 
-def run(tmp_path, name):
+def run(tmp_path, name, *, per_step=True):
     out = io.StringIO()
     stack_box = {}
     original = cli.start
@@ -33,7 +33,7 @@ def run(tmp_path, name):
 
     cli.start = keep
     try:
-        result = cli.run_scenario(SCENARIOS[name], tmp_path / "run", out)
+        result = cli.run_scenario(SCENARIOS[name], tmp_path / "run", out, per_step=per_step)
     finally:
         cli.start = original
     assert TOKEN not in out.getvalue()
@@ -141,13 +141,20 @@ def test_a_busy_pull_request_pages_every_list_through_https_links_and_reaches_do
     assert result.final == "done"
     (pull,) = stack.pulls()
     number = pull["number"]
-    lists = [f"/issues/{number}/comments", f"/issues/{number}/reactions", f"/pulls/{number}/reviews",
-             f"/pulls/{number}/comments"]
+    lists = [
+        f"/issues/{number}/comments",
+        f"/issues/{number}/reactions",
+        f"/pulls/{number}/reviews",
+        f"/pulls/{number}/comments",
+    ]
     for path in lists:  # each list was read past its first page of 100, by following the https Link
         second_pages = [
-            entry for entry in stack.world.log
-            if entry[0] == "GET" and entry[1].startswith(f"/repos/{stack.repository}{path}?")
-            and "page=2" in entry[1].split("?", 1)[1].split("&") and entry[2] == 200
+            entry
+            for entry in stack.world.log
+            if entry[0] == "GET"
+            and entry[1].startswith(f"/repos/{stack.repository}{path}?")
+            and "page=2" in entry[1].split("?", 1)[1].split("&")
+            and entry[2] == 200
         ]
         assert second_pages, path
     bodies = owner_comments(stack, number)
@@ -197,27 +204,27 @@ def test_an_overlapping_wakeup_is_refused_and_the_left_claim_is_never_executed(t
     assert stack.host.read(result.automation_id) is not None  # an inconsistency is reported, not cleaned up
 
 
-SKILL = (Path(__file__).resolve().parent.parent / "SKILL.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parent.parent
+SKILL = (ROOT / "SKILL.md").read_text(encoding="utf-8")
+HANDS = (ROOT / "references" / "hands.md").read_text(encoding="utf-8")
 TYPED = re.compile(r"`(loop\.py\s[^`]+)`")
 
 
-def test_skill_md_wakeup_table_is_the_steps_table():
-    """SKILL.md's table and every command's `next` come from one table (act/steps.py)."""
+def test_the_single_commands_table_is_the_steps_table():
+    """references/hands.md's table of the single commands and every command's `next` come from one table."""
     from act import steps
 
-    assert steps.skill_table() in SKILL
+    assert steps.commands_table() in HANDS
 
 
 def assert_next_is_skill_md(result, stack):
     """Every `next` a command printed names only commands SKILL.md gives, exactly as written there."""
     from demo.stack import CHANGED_FILE
 
-    written = {" ".join(typed.split()) for typed in TYPED.findall(SKILL)}
+    written = {" ".join(typed.split()) for typed in TYPED.findall(SKILL + HANDS)}
     state_dir = result.agent.state_dir
     for command, answer in result.agent.results:
-        told = answer.get("next")
-        if not isinstance(told, str):
-            continue
+        told = " ".join(str(answer.get(key) or "") for key in ("next", "you_do", "then"))
         for typed in TYPED.findall(told):
             general = " ".join(typed.split()).replace(state_dir, "DIR").replace(str(result.automation_key), "KEY")
             general = re.sub(r"\b[0-9a-f]{64}\b", "H", general).replace(f"--path {CHANGED_FILE}", "--path P...")
@@ -231,3 +238,43 @@ def test_every_next_text_is_a_command_skill_md_gives(tmp_path, name):
     result, stack, _ = run(tmp_path, name)
     assert result.final == SCENARIOS[name].expect
     assert_next_is_skill_md(result, stack)
+
+
+def nexts(result):
+    return [answer for command, answer in result.agent.results if command == "next"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_every_scenario_reaches_its_end_through_next(tmp_path, name):
+    """SKILL.md's way: `next`, and only the acts it hands back; every scenario ends as with the single commands."""
+    result, stack, out = run(tmp_path, name, per_step=False)
+    assert_every_command_ran(result)
+    assert result.final == SCENARIOS[name].expect
+    assert_next_is_skill_md(result, stack)
+    commands = {command for command, _ in result.agent.results}
+    interleaved = {"overlap": {"wakeup", "end-wakeup"}, "symlink": {"execute"}}  # their hooks: a second heartbeat,
+    own = {"init", "approve", "next", "plan-remediation", "status"}  # or validation before someone swaps a file
+    assert commands <= own | interleaved.get(name, set())
+    for answer in nexts(result):
+        if answer.get("action") == "wait":  # a waiting wakeup is one command
+            assert [done["command"].split()[1] for done in answer["did"]] == ["wakeup"]
+            assert answer["then"].startswith("at the next heartbeat")
+    for pull in stack.pulls():
+        bodies = owner_comments(stack, pull["number"])
+        assert len(bodies) == len(set(bodies))  # no duplicate write
+    if SCENARIOS[name].expect == "done":
+        (pull,) = stack.pulls()
+        assert pull["draft"] is False and stack.host.read(result.automation_id) is None
+        fix_rounds = sum(1 for reply in SCENARIOS[name].codex if reply != "clean")  # one plan per finding round
+        claims = sum(1 for body in owner_comments(stack, pull["number"]) if CLAIM.search(body))
+        assert claims == 2 + fix_rounds  # the initial plan, each remediation, the finalization
+
+
+@pytest.mark.slow
+def test_the_happy_loop_is_at_most_twenty_commands(tmp_path):
+    result, _, _ = run(tmp_path, "happy", per_step=False)
+    assert result.final == "done"
+    again = [answer for answer in nexts(result) if answer.get("again")]  # only at a fixed --observed-at
+    assert len(again) <= 1
+    assert len(result.agent.results) - len(again) <= 20
