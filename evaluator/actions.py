@@ -66,7 +66,9 @@ def _plan_remediation(s: Situation) -> dict[str, Any]:
     round_number = s.state.fix_rounds + 1
     return {
         "next_round": round_number,
-        "review_request_body_template": markers.default_review_template(s.state.run_id, round_number),
+        "review_request_body_template": markers.default_review_template(
+            s.state.run_id, round_number, markers.addressed_comment_ids(s.state.as_dict())
+        ),
         "actionable_thread_ids": [thread.id for thread in s.state.actionable_codex_threads],
     }
 

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from evaluator import codex_text, markers, policy
+from act.build import recurring
+from evaluator import codex_text, markers, policy, render
 from evaluator.canonical import text_digest
 from evaluator.checks import run_prompt, run_state
 from observe import cli
@@ -203,3 +204,26 @@ def test_a_finding_beside_the_clean_text_is_findings(live):
     with live.reply("issue-comment", body):
         _, result = live.wakeup()
     assert (result["action"], result["reasons"]) == ("plan-remediation", ["codex-findings"])
+
+
+@pytest.mark.parametrize("name", ["findings-comment-with-permalink", "findings-comment-without-link"])
+def test_the_next_request_says_which_findings_comments_the_round_addressed(live, name):
+    reply = next(r for r in REPLIES if r["name"] == name)
+    with live.reply("issue-comment", body_for(reply, live.head)) as reply_id:
+        state, result = live.wakeup()
+    template = result["review_request_body_template"]
+    assert template == recurring.review_template(state)  # the hands build the plan with the same words
+    assert template.splitlines() == [
+        "@codex review",
+        f"This round addresses the findings Codex posted as PR comments {reply_id}.",
+        markers.request_marker(RUN_ID, 1),
+    ]
+    assert render.review_template_violations(template, RUN_ID, 1, "/review_request_body_template") == []
+    assert result["actionable_thread_ids"] == []  # no thread to reply to or resolve
+
+
+def test_a_review_with_findings_adds_nothing_to_the_next_request(live):
+    reply = next(r for r in REPLIES if r["name"] == "findings-review")
+    with live.reply("review", body_for(reply, live.head)):
+        _, result = live.wakeup()
+    assert result["review_request_body_template"] == markers.default_review_template(RUN_ID, 1)
