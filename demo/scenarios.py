@@ -157,6 +157,12 @@ SCENARIOS = {
     "usage-limit": Scenario(
         "usage-limit", "Codex replies with its usage-limit message", ["usage_limit"], "stop-reviewer-unavailable"
     ),
+    "usage-limit-today": Scenario(
+        "usage-limit-today",
+        "Codex replies \"Codex usage limits have been reached for code reviews\": the next wakeup stops",
+        ["usage_limit_reached"],
+        "stop-reviewer-unavailable",
+    ),
     "force-push": Scenario(
         "force-push",
         "someone else force-pushes the head branch",

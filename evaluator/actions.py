@@ -15,7 +15,7 @@ from typing import Any
 
 from . import markers
 from .errors import Violation, sorted_violations
-from .facts import Facts
+from .facts import Facts, bound_to_request
 from .models.recurring import FinalizationManifest, RecurringState, RemediationManifest
 
 
@@ -66,7 +66,9 @@ def _plan_remediation(s: Situation) -> dict[str, Any]:
     round_number = s.state.fix_rounds + 1
     return {
         "next_round": round_number,
-        "review_request_body_template": markers.default_review_template(s.state.run_id, round_number),
+        "review_request_body_template": markers.default_review_template(
+            s.state.run_id, round_number, markers.addressed_comment_ids(s.state.as_dict())
+        ),
         "actionable_thread_ids": [thread.id for thread in s.state.actionable_codex_threads],
     }
 
@@ -129,6 +131,25 @@ def _cleanup(s: Situation) -> dict[str, Any]:
     return {"delete_automation_id": s.state.owned_automation_id, "gates": s.state.gates.as_dict()}
 
 
+def _replies_stopped_on(s: Situation) -> dict[str, Any]:
+    """What Codex said instead of a review: each "no review" reply's kind, each unrecognised reply's excerpt."""
+    state = s.state
+    return {
+        "unavailable_replies": [
+            {"id": reply.id, "kind": reply.kind}
+            for reply in state.unavailable_replies
+            if bound_to_request(state, reply.created_at)
+        ],
+        "unrecognized_replies": [
+            {"excerpt": reply.excerpt, "id": reply.id, "source": reply.source} for reply in s.facts.unrecognized
+        ],
+    }
+
+
+def _reviewer_unavailable(s: Situation) -> dict[str, Any]:
+    return {**_cleanup(s), **_replies_stopped_on(s)}
+
+
 def _state_inconsistency(s: Situation) -> dict[str, Any]:
     state = s.state
     key = markers.automation_key(state.host, state.repository, state.pr_number, state.run_id)
@@ -148,6 +169,7 @@ def _report(s: Situation) -> dict[str, Any]:
         "actionable_threads": len(state.actionable_codex_threads),
         "eligible_threads": len(state.eligible_codex_threads),
         "non_codex_rooted_threads": state.non_codex_rooted_threads,
+        **_replies_stopped_on(s),
     }
 
 
@@ -155,7 +177,6 @@ _CLEANUP_STOPS = (
     "stop-pr-closed",
     "request-timeout",
     "stop-max-rounds",
-    "stop-reviewer-unavailable",
     "stop-recurring-finding",
 )
 
@@ -172,6 +193,7 @@ ACTIONS: dict[str, Action] = {
         Action("finish-finalization", writes=True, cleanup=False, payload=_finish_finalization),
         Action("done", writes=False, cleanup=False, payload=_nothing),
         *(Action(name, writes=True, cleanup=True, payload=_cleanup) for name in _CLEANUP_STOPS),
+        Action("stop-reviewer-unavailable", writes=True, cleanup=True, payload=_reviewer_unavailable),
         Action("state-inconsistency", writes=False, cleanup=False, payload=_state_inconsistency),
         Action("report", writes=False, cleanup=False, payload=_report),
     )

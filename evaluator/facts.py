@@ -14,7 +14,7 @@ from typing import Literal
 
 from . import markers, policy
 from .formats import parse_timestamp
-from .models.recurring import Claim, RecurringState, Response, SummaryRow
+from .models.recurring import Claim, RecurringState, Response, SummaryRow, UnrecognizedReply
 from .rules.manifests import finalization_branch_drift
 
 PlanKind = Literal["remediation", "finalization"]
@@ -51,6 +51,9 @@ class Facts:
     findings: bool
     clean: bool
     unavailable: bool
+    unavailable_kinds: tuple[str, ...]  # each kind of the bound unavailable replies, sorted
+    unrecognized: tuple[UnrecognizedReply, ...]  # unrecognised replies posted after the request
+    review_settling: bool  # a Completed row for the head, younger than a heartbeat, and nothing else
     review_failed: bool
     review_running: bool
     timed_out: bool
@@ -111,11 +114,35 @@ def timeline_impossible(state: RecurringState, response: Response) -> bool:
     return edited_before_created(response) or trigger_contradicts_time(state, response)
 
 
+def unrecognized_keys(state: RecurringState) -> set[tuple[str, str]]:
+    """(source, id) of every reply the collector could not read as a documented form."""
+    return {(reply.source, reply.id) for reply in state.unrecognized_replies}
+
+
+def recognized(state: RecurringState, response: Response) -> bool:
+    return (response.source, response.id) not in unrecognized_keys(state)
+
+
+def names_no_commit(response: Response) -> bool:
+    """An issue comment that names no commit: the one-line clean, or findings with no reviewed commit or
+    permalink. (A comment that names a commit no request asked about is listed as unrecognised.)"""
+    return response.source == "issue-comment" and response.commit_sha is None
+
+
 def clean_answer_bound(state: RecurringState, response: Response) -> bool:
-    """Trigger, commit and time bound: created and last edited inside the request window."""
-    if response.trigger_request_comment_id != state.request_comment_id or response.commit_sha != state.request_head_sha:
+    """Trigger, commit and time bound: created and last edited inside the request window.
+
+    The one-line clean that names no commit binds to the requested head the
+    way a +1 does: it answers this request, and the head has not moved since.
+    """
+    if not response.zero_findings_signal or not recognized(state, response):
         return False
-    if timeline_impossible(state, response):
+    if response.trigger_request_comment_id != state.request_comment_id:
+        return False
+    on_head = response.commit_sha == state.request_head_sha or (
+        names_no_commit(response) and state.current_head_sha == state.request_head_sha
+    )
+    if not on_head or timeline_impossible(state, response):
         return False
     return bound_to_request(state, response.created_at) and bound_to_request(state, response.content_version_at)
 
@@ -127,21 +154,38 @@ def answering_responses(state: RecurringState) -> list[Response]:
     return [response for response in state.responses if answers_request(state, response)]
 
 
+def is_finding(state: RecurringState, response: Response) -> bool:
+    """A non-clean answer on the requested head; a findings comment that names no commit is on it."""
+    return (
+        not response.zero_findings_signal
+        and recognized(state, response)
+        and (response.commit_sha == state.request_head_sha or names_no_commit(response))
+    )
+
+
 def has_findings(state: RecurringState, answering: list[Response]) -> bool:
     """An actionable Codex thread, or a non-clean answer on the requested head.
 
     A non-clean answer is never disqualified by timing: on the requested head
     it is a finding.
     """
-    on_head = [response for response in answering if response.commit_sha == state.request_head_sha]
-    return bool(state.actionable_codex_threads) or any(not response.zero_findings_signal for response in on_head)
+    return bool(state.actionable_codex_threads) or any(is_finding(state, response) for response in answering)
 
 
 def has_ambiguous_answer(state: RecurringState, answering: list[Response]) -> bool:
-    """A non-clean answer that names no head or another one (it may be a finding
-    the loop cannot bind), or an answer whose timeline is impossible."""
-    other_head = any(r.commit_sha != state.request_head_sha and not r.zero_findings_signal for r in answering)
-    return other_head or any(timeline_impossible(state, response) for response in answering)
+    """A non-clean answer that names another head (it may be a finding the loop cannot bind), an
+    unrecognised answer, or an answer whose timeline is impossible."""
+    other_head = any(not r.zero_findings_signal and not is_finding(state, r) for r in answering)
+    unread = any(not recognized(state, r) for r in answering)
+    return other_head or unread or any(timeline_impossible(state, response) for response in answering)
+
+
+def bound_unrecognized(state: RecurringState) -> list[UnrecognizedReply]:
+    """Unrecognised replies posted after the request: at any time, like a finding (they may be one)."""
+    if state.request_created_at is None:
+        return []
+    requested = parse_timestamp(state.request_created_at)
+    return [reply for reply in state.unrecognized_replies if parse_timestamp(reply.created_at) > requested]
 
 
 def bound_summary_rows(state: RecurringState) -> list[SummaryRow]:
@@ -153,21 +197,29 @@ def bound_summary_rows(state: RecurringState) -> list[SummaryRow]:
     ]
 
 
-def is_clean(state: RecurringState, answering: list[Response], rows: list[SummaryRow]) -> bool:
-    """Any one commit-bound clean form, with no finding and no ambiguous answer.
+def row_settled(row: SummaryRow, now: datetime) -> bool:
+    """A Completed row counts once it has stood a heartbeat: the review it stands for may be served later."""
+    return now - parse_timestamp(row.content_version_at) >= policy.SUMMARY_COMPLETED_SETTLE
+
+
+def is_clean(state: RecurringState, answering: list[Response], rows: list[SummaryRow], now: datetime) -> bool:
+    """Any one head-bound clean form, with no finding, no ambiguous or unrecognised answer, no review running.
 
     The clean forms: a zero-findings answer bound to the request, its head and
     its window (created and last edited inside it: a later edit may have
     replaced what it said by the deadline), a +1 on the PR after the request
     (bound to the head by the head-drift check), or a Completed summary row for
-    the requested head. A finding always wins, and an ambiguous answer blocks
-    clean: the request then waits and times out instead.
+    the requested head that has stood one heartbeat. A finding always wins;
+    an ambiguous answer, an unrecognised reply or a review still running for
+    the head blocks clean.
     """
-    if has_findings(state, answering) or has_ambiguous_answer(state, answering):
+    if has_findings(state, answering) or has_ambiguous_answer(state, answering) or bound_unrecognized(state):
         return False
-    clean_answer = any(r.zero_findings_signal and clean_answer_bound(state, r) for r in answering)
+    if any(row.status == "running" for row in rows):
+        return False
+    clean_answer = any(clean_answer_bound(state, r) for r in answering)
     plus_one = any(bound_to_request(state, reaction.created_at) for reaction in state.plus_one_reactions)
-    completed = any(row.status == "completed" for row in rows)
+    completed = any(row.status == "completed" and row_settled(row, now) for row in rows)
     return clean_answer or plus_one or completed
 
 
@@ -286,7 +338,8 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
     answering = answering_responses(state)
     rows = bound_summary_rows(state)
     findings = has_findings(state, answering)
-    clean = is_clean(state, answering, rows)
+    clean = is_clean(state, answering, rows, now)
+    unavailable = [reply for reply in state.unavailable_replies if bound_to_request(state, reply.created_at)]
 
     plan_kind: PlanKind | None = None
     if state.remediation_manifest is not None:
@@ -325,7 +378,10 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
         trust_inconsistencies=tuple(reason for reason in found if reason in TRUST_REASONS),
         findings=findings,
         clean=clean,
-        unavailable=any(bound_to_request(state, reply.created_at) for reply in state.unavailable_replies),
+        unavailable=bool(unavailable),
+        unavailable_kinds=tuple(sorted({reply.kind for reply in unavailable})),
+        unrecognized=tuple(bound_unrecognized(state)),
+        review_settling=any(row.status == "completed" and not row_settled(row, now) for row in rows),
         review_failed=any(row.status == "failed" for row in rows),
         review_running=any(row.status == "running" for row in rows),
         timed_out=deadline is not None and now > parse_timestamp(deadline),

@@ -18,8 +18,10 @@ from .facts import Facts
 
 Condition = Callable[[Facts], bool]
 # Where a row's reasons come from: its own reason code; every inconsistency
-# found; or its own reason followed by every inconsistency it does not stop for.
-ReasonSource = Literal["row", "inconsistencies", "row-then-inconsistencies"]
+# found; its own reason followed by every inconsistency it does not stop for;
+# or its own reason followed by the kind of each "no review" reply
+# (``codex-unavailable-<kind>``), so the person reads why Codex gave none.
+ReasonSource = Literal["row", "inconsistencies", "row-then-inconsistencies", "row-then-unavailable-kinds"]
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,10 @@ ROWS: tuple[Row, ...] = (
     ),
     _inconsistent(lambda f: bool(f.inconsistencies)),
     Row("wait", "remediation-in-progress", lambda f: f.remediation_in_progress),
-    Row("stop-reviewer-unavailable", "codex-unavailable", lambda f: f.unavailable),
+    Row("stop-reviewer-unavailable", "codex-unavailable", lambda f: f.unavailable, "row-then-unavailable-kinds"),
+    # A reply Codex posted that is no documented form may be a finding, an
+    # error or a clean answer in new words: never clean, never a silent wait.
+    Row("stop-reviewer-unavailable", "reviewer-reply-unrecognized", lambda f: bool(f.unrecognized)),
     Row("stop-reviewer-unavailable", "codex-review-failed", lambda f: f.review_failed and not (f.findings or f.clean)),
     Row("stop-recurring-finding", "finding-recurred", lambda f: f.recurring_finding),
     # Findings: plan, approve, claim, execute a remediation.
@@ -131,6 +136,8 @@ ROWS: tuple[Row, ...] = (
     ),
     # No answer yet.
     Row("state-inconsistency", "plan-without-signal", lambda f: f.plan_kind is not None),
+    # A Completed row younger than a heartbeat: its review may not be served yet.
+    Row("wait", "codex-review-settling", lambda f: f.review_settling),
     Row("request-timeout", "request-deadline-passed", lambda f: f.timed_out),
     Row("wait", "codex-review-running", lambda f: f.review_running),
     Row("wait", "awaiting-codex-response", _always),
@@ -141,10 +148,12 @@ REPORT_ROWS: tuple[Row, ...] = (
     Row("report", "pr-merged", lambda f: f.state.pr_state == "merged"),
     Row("report", "pr-closed", lambda f: f.state.pr_state == "closed"),
     Row("report", "no-request", lambda f: f.state.request_comment_id is None),
-    Row("report", "reviewer-unavailable", lambda f: f.unavailable),
+    Row("report", "reviewer-unavailable", lambda f: f.unavailable, "row-then-unavailable-kinds"),
+    Row("report", "reviewer-reply-unrecognized", lambda f: bool(f.unrecognized)),
     Row("report", "findings", _findings),
     Row("report", "clean", _clean),
     Row("report", "review-failed", lambda f: f.review_failed),
+    Row("report", "review-settling", lambda f: f.review_settling),
     Row("report", "timed-out", lambda f: f.timed_out),
     Row("report", "review-running", lambda f: f.review_running),
     Row("report", "awaiting-response", _always),
@@ -156,6 +165,8 @@ def reasons(row: Row, facts: Facts) -> list[str]:
         return list(facts.inconsistencies)
     if row.reasons_from == "row-then-inconsistencies":
         return [row.reason, *facts.inconsistencies]
+    if row.reasons_from == "row-then-unavailable-kinds":
+        return [row.reason, *(f"{row.reason}-{kind}" for kind in facts.unavailable_kinds)]
     return [row.reason]
 
 

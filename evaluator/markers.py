@@ -21,7 +21,8 @@ request template the sha is the placeholder ``{{FINAL_HEAD_SHA}}``.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, cast, get_args
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, cast, get_args
 
 from . import policy
 from .formats import DECIMAL_ID, DIGEST, REPOSITORY, RUN_ID, SHA, Grammar
@@ -85,10 +86,36 @@ def request_marker(run_id: str, round_number: int, head_sha: str = policy.FINAL_
     return f"<!-- {MARKER_PREFIX}request run={run_id} round={round_number} sha={head_sha} -->"
 
 
-def default_review_template(run_id: str, round_number: int) -> str:
+def default_review_template(run_id: str, round_number: int, addressed_comment_ids: Sequence[str] = ()) -> str:
     # `@codex review` is Codex's documented review trigger; other @codex text may
-    # start a code-changing task instead.
-    return f"@codex review\n{request_marker(run_id, round_number)}"
+    # start a code-changing task instead. Findings Codex posted as plain PR
+    # comments have no thread to reply to, so the request itself says which
+    # of them this round addressed.
+    addressed = ""
+    if addressed_comment_ids:
+        named = ", ".join(addressed_comment_ids)
+        addressed = f"This round addresses the findings Codex posted as PR comments {named}.\n"
+    return f"@codex review\n{addressed}{request_marker(run_id, round_number)}"
+
+
+def addressed_comment_ids(state: Mapping[str, Any]) -> list[str]:
+    """The Codex issue comments with findings that answer the current request (a JSON state, by integer id).
+
+    The same comments the evaluator counts as findings (evaluator/facts.py,
+    ``is_finding``): not clean, not unrecognised, answering this request, on
+    the requested head or naming no commit.
+    """
+    unrecognized = {reply["id"] for reply in state["unrecognized_replies"] if reply["source"] == "issue-comment"}
+    ids = [
+        response["id"]
+        for response in state["responses"]
+        if response["source"] == "issue-comment"
+        and not response["zero_findings_signal"]
+        and response["id"] not in unrecognized
+        and response["trigger_request_comment_id"] == state["request_comment_id"]
+        and response["commit_sha"] in (state["request_head_sha"], None)
+    ]
+    return sorted(ids, key=int)
 
 
 def claim_marker(run_id: str, kind: str, plan_hash: str, request_key: str, wakeup_id: str) -> str:

@@ -506,6 +506,7 @@ def _observed(github: PullRequestObservation, observed_at: datetime) -> dict[str
         "plus_one_reactions": list(github["plus_one_reactions"]),
         "summary_rows": list(github["summary_rows"]),
         "unavailable_replies": list(github["unavailable_replies"]),
+        "unrecognized_replies": list(github["unrecognized_replies"]),
         **thread_classes(github["threads"]),
         "gates": dict(github["gates"]),
     }
@@ -688,6 +689,7 @@ STATE_KEYS = (
     "plus_one_reactions",
     "summary_rows",
     "unavailable_replies",
+    "unrecognized_replies",
     "actionable_codex_threads",
     "eligible_codex_threads",
     "non_codex_rooted_threads",

@@ -13,12 +13,30 @@ scripted, one entry per request, in order:
 - ``"findings_comment"``: the same findings as one plain PR (issue) comment, no
   review and no thread (``"names_commit": False`` leaves out the reviewed
   commit line, so the answer names no head);
+- ``"findings_plain"``: each finding as Codex posts it in a plain PR comment:
+  the badge, the title, a blob permalink to the file and line at the requested
+  head, the text; no review, no thread, no reviewed commit line;
 - ``"clean"``: a +1 reaction on the pull request and the comment "Codex Review:
   Didn't find any major issues." naming the requested head;
 - ``"clean_reaction"``: only the +1 reaction on the pull request, no comment;
-- ``"usage_limit"`` / ``"no_environment"`` / ``"workspace_deactivated"``
-  (``"unavailable"`` means ``"usage_limit"``): the reply that is no review at all;
+- ``"clean_one_line"``: the 2025 one-line comment that names no commit,
+  "Codex Review: Didn’t find any major issues. Swish!" (``"closer"`` changes
+  the closing phrase), with no reaction;
+- the replies that are no review at all, raw as GitHub serves them (links and
+  typographic quotes included): ``"usage_limit"`` (``"unavailable"`` means the
+  same) and ``"usage_limit_reached"`` (today's wording, "Codex usage limits
+  have been reached for code reviews. ..."), ``"no_environment"`` (rendered
+  text), ``"setup_environment"`` and ``"setup_account"`` (with their links),
+  ``"workspace_deactivated"``, ``"error_went_wrong"`` and ``"error_not_completed"``;
+- ``"says"``: the raw ``"body"`` the entry gives, as an issue comment (a reply
+  in words the loop has never seen);
 - ``"silence"``: nothing (the requester's timeout is the only outcome).
+
+With ``summary=True`` a ``"findings"`` entry may say ``"completed_first": N``:
+the summary row turns Completed when the answer is due and the review itself
+is posted N seconds later, the race GitHub shows. Every item appears only at
+its own time on the simulated clock, so a collection in between sees the row
+and not the review.
 
 An entry may be a dict for details: ``{"kind": "findings", "after": 300,
 "findings": [{"priority": "P2", "path": "src/app.py", "line": 3, "title": ...}]}``.
@@ -53,8 +71,21 @@ CODEX_REACTOR = USERS["codex_as_reactor"]
 DEFAULT_DELAY = timedelta(minutes=3)
 _TRIGGER = re.compile(r"(?m)^@codex review\b")
 _BADGE_COLOURS = {"P0": "red", "P1": "orange", "P2": "yellow", "P3": "green"}
-_UNAVAILABLE = {"unavailable": "usage_limit", "usage_limit": "usage_limit", "no_environment": "no_environment",
-                "workspace_deactivated": "workspace_deactivated"}
+REPLIES = {reply["name"]: reply for reply in fixture("codex/replies.json")["replies"]}
+# Replies that are no review, by script kind: their raw bodies.
+_UNAVAILABLE = {
+    "unavailable": BODIES["usage_limit"],
+    "usage_limit": BODIES["usage_limit"],
+    "usage_limit_reached": REPLIES["usage-limit-limits-have-been-reached-credits"]["body"],
+    "no_environment": BODIES["no_environment"],
+    "setup_environment": REPLIES["setup-create-environment-link"]["body"],
+    "setup_account": REPLIES["setup-create-account-link"]["body"],
+    "workspace_deactivated": BODIES["workspace_deactivated"],
+    "error_went_wrong": REPLIES["error-something-went-wrong"]["body"],
+    "error_not_completed": REPLIES["error-could-not-complete"]["body"],
+}
+_KINDS = ("findings", "findings_comment", "findings_plain", "clean", "clean_reaction", "clean_one_line", "says",
+          "silence", *_UNAVAILABLE)
 _REVIEWED_COMMIT_LINE = re.compile(r"\*\*Reviewed commit:\*\* `[0-9a-f]+`\n")
 _RELATIVE_TIME = re.compile(r'<relative-time datetime="[^"]*">[^<]*</relative-time>')
 
@@ -66,7 +97,7 @@ def finding_body(priority: str, title: str, text: str) -> str:
 
 
 def with_sha(body: str, sha: str) -> str:
-    return body.replace("{sha7}", sha[:7]).replace("{sha10}", sha[:10])
+    return body.replace("{sha7}", sha[:7]).replace("{sha10}", sha[:10]).replace("{sha40}", sha)
 
 
 @dataclass
@@ -121,8 +152,7 @@ class CodexReviewer:
     @staticmethod
     def _entry_of(entry: str | dict[str, Any]) -> dict[str, Any]:
         entry = {"kind": entry} if isinstance(entry, str) else dict(entry)
-        if entry.get("kind") not in ("findings", "findings_comment", "clean", "clean_reaction", "silence",
-                                     *_UNAVAILABLE):
+        if entry.get("kind") not in _KINDS:
             raise ValueError(f"unknown Codex script entry {entry.get('kind')!r}")
         return entry
 
@@ -186,17 +216,16 @@ class CodexReviewer:
             for f in findings
         ]
         if kind == "findings":
-            review = self.world.add_review(
-                owner,
-                name,
-                number,
-                CODEX_BOT,
-                with_sha(BODIES["findings_review"], sha),
-                "COMMENTED",
-                commit_id=sha,
-                comments=comments,
-            )
-            request.answer_ids.append(review["id"])
+            lag = entry.get("completed_first")
+            if self.summary and lag is not None:
+                # GitHub's race: the row says Completed before the review is served.
+                self._summary(request, "summary_completed")
+                self.world.clock.schedule(
+                    self.world.clock.now + timedelta(seconds=lag), lambda now: self._review(request, comments)
+                )
+                request.answered_at = self.world.clock.now
+                return
+            self._review(request, comments)
         elif kind == "findings_comment":
             body = with_sha(BODIES["findings_review"], sha)
             if entry.get("names_commit") is False:
@@ -204,6 +233,12 @@ class CodexReviewer:
             body += "".join(f"\n\n---\n\n`{c['path']}` line {c['line']}:\n\n{c['body']}" for c in comments)
             comment = self.world.add_issue_comment(owner, name, number, CODEX_BOT, body)
             request.answer_ids.append(comment["id"])
+        elif kind == "findings_plain":
+            for finding in comments:
+                comment = self.world.add_issue_comment(
+                    owner, name, number, CODEX_BOT, self._plain_finding(repository, sha, finding)
+                )
+                request.answer_ids.append(comment["id"])
         elif kind == "clean_reaction":
             reaction, _ = self.world.add_reaction(owner, name, number, CODEX_REACTOR, "+1")
             request.answer_ids.append(reaction["id"])
@@ -213,12 +248,40 @@ class CodexReviewer:
                 owner, name, number, CODEX_BOT, with_sha(BODIES["clean_comment"], sha)
             )
             request.answer_ids += [reaction["id"], comment["id"]]
-        else:
-            comment = self.world.add_issue_comment(owner, name, number, CODEX_BOT, BODIES[_UNAVAILABLE[kind]])
+        elif kind == "clean_one_line":
+            body = "Codex Review: Didn\u2019t find any major issues. " + entry.get("closer", "Swish!")
+            request.answer_ids.append(self.world.add_issue_comment(owner, name, number, CODEX_BOT, body)["id"])
+        elif kind == "says":
+            comment = self.world.add_issue_comment(owner, name, number, CODEX_BOT, entry["body"])
             request.answer_ids.append(comment["id"])
-        if self.summary and kind in ("findings", "findings_comment", "clean", "clean_reaction"):
+        else:
+            comment = self.world.add_issue_comment(owner, name, number, CODEX_BOT, _UNAVAILABLE[kind])
+            request.answer_ids.append(comment["id"])
+        if self.summary and kind in ("findings", "findings_comment", "findings_plain", "clean", "clean_reaction",
+                                     "clean_one_line"):
             self._summary(request, "summary_completed")
         request.answered_at = self.world.clock.now
+
+    def _review(self, request: Request, comments: list[dict[str, Any]]) -> None:
+        repository, sha = request.repository, request.head_sha
+        review = self.world.add_review(
+            repository.owner,
+            repository.name,
+            request.number,
+            CODEX_BOT,
+            with_sha(BODIES["findings_review"], sha),
+            "COMMENTED",
+            commit_id=sha,
+            comments=comments,
+        )
+        request.answer_ids.append(review["id"])
+
+    @staticmethod
+    def _plain_finding(repository: Repository, sha: str, comment: dict[str, Any]) -> str:
+        """A finding as a plain comment: badge and title, the permalink to its line, the text."""
+        title, _, rest = comment["body"].partition("\n\n")
+        permalink = f"https://github.com/{repository.full_name}/blob/{sha}/{comment['path']}#L{comment['line']}"
+        return f"{title}\n\n{permalink}\n\n{rest}"
 
     def _summary(self, request: Request, body_name: str) -> None:
         """Post, or edit in place, the one summary comment of the pull request."""

@@ -163,7 +163,7 @@ def test_a_busy_pull_request_pages_every_list_through_https_links_and_reaches_do
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["timeout", "usage-limit", "pr-closed", "force-push"])
+@pytest.mark.parametrize("name", ["timeout", "usage-limit", "usage-limit-today", "pr-closed", "force-push"])
 def test_a_stop_writes_nothing_after_it(tmp_path, name):
     result, stack, _ = run(tmp_path, name)
     assert_every_command_ran(result)
@@ -177,6 +177,17 @@ def test_a_stop_writes_nothing_after_it(tmp_path, name):
     assert len(pulls) == 1
     bodies = owner_comments(stack, pulls[0]["number"])
     assert len(bodies) == len(set(bodies)) and not any(CLAIM.search(body) for body in bodies)
+
+
+@pytest.mark.slow
+def test_todays_usage_limit_wording_stops_the_first_wakeup_after_it_with_its_kind(tmp_path):
+    result, stack, _ = run(tmp_path, "usage-limit-today")
+    assert result.final == "stop-reviewer-unavailable"
+    wakeups = [step for step in result.steps if step.name == "wakeup"]
+    # Codex answers 3 minutes after the request; wakeups come every 2: the one before waits, the next stops.
+    assert [step.action for step in wakeups] == ["wait", "stop-reviewer-unavailable"], wakeups
+    assert wakeups[0].reasons == ["awaiting-codex-response"]
+    assert wakeups[1].reasons == ["codex-unavailable", "codex-unavailable-usage-limit"]
 
 
 @pytest.mark.slow

@@ -58,6 +58,7 @@ DOCUMENT_KEYS = {
     "claims",
     "responses",
     "unavailable_replies",
+    "unrecognized_replies",
     "summary_rows",
     "plus_one_reactions",
     "threads",
@@ -370,8 +371,8 @@ def test_an_unrecognised_summary_fails_the_whole_observation(fake, client):
     "body_name, kind",
     [
         ("usage_limit", "usage-limit"),
-        ("no_environment", "no-environment"),
-        ("workspace_deactivated", "workspace-deactivated"),
+        ("no_environment", "setup"),
+        ("workspace_deactivated", "setup"),
     ],
 )
 def test_unavailable_replies_are_neither_findings_nor_clean(fake, client, body_name, kind):
@@ -399,7 +400,7 @@ def test_forged_codex_signals_are_ignored(fake, client):
 
     assert [r["comment_id"] for r in document["requests"]] == [request["id"]]
     assert document["marker_anomalies"] == []
-    for key in ("responses", "unavailable_replies", "summary_rows", "plus_one_reactions"):
+    for key in ("responses", "unavailable_replies", "unrecognized_replies", "summary_rows", "plus_one_reactions"):
         assert document[key] == [], key
     assert document["threads"][0]["root_is_codex"] is False
 

@@ -144,8 +144,13 @@ def test_a_push_after_a_clean_review_removes_the_plus_one(world):
     "kind, expected",
     [
         ("unavailable", "usage-limit"),
-        ("no_environment", "no-environment"),
-        ("workspace_deactivated", "workspace-deactivated"),
+        ("usage_limit_reached", "usage-limit"),
+        ("no_environment", "setup"),
+        ("setup_environment", "setup"),
+        ("setup_account", "setup"),
+        ("workspace_deactivated", "setup"),
+        ("error_went_wrong", "error"),
+        ("error_not_completed", "error"),
     ],
 )
 def test_unavailable_replies(world, kind, expected):
@@ -154,7 +159,19 @@ def test_unavailable_replies(world, kind, expected):
     world.clock.advance(timedelta(minutes=3))
     document = observe(world)
     assert [u["kind"] for u in document["unavailable_replies"]] == [expected]
-    assert document["responses"] == []
+    assert document["responses"] == [] and document["unrecognized_replies"] == []
+    assert classification(world, document) == ["reviewer-unavailable", f"reviewer-unavailable-{expected}"]
+
+
+def test_the_unavailable_replies_are_served_raw_with_links_and_typographic_quotes(world):
+    CodexReviewer(world, ["setup_account", "error_went_wrong"], delay=60)
+    request(world, 0)
+    world.clock.advance(60)
+    request(world, 1)
+    world.clock.advance(60)
+    bodies = [c["body"] for c in world.repository(OWNER, NAME).issue_comments[1] if c["user"]["id"] == CODEX_BOT["id"]]
+    assert "[create a Codex account and connect to github](https://" in bodies[0]
+    assert "\u201c@codex review\u201d" in bodies[1]
 
 
 def test_silence_and_an_exhausted_script_answer_nothing(world):
@@ -245,16 +262,91 @@ def test_findings_can_arrive_as_a_plain_pr_comment(world):
     assert classification(world, document) == ["findings"]  # decisive: it names the requested head
 
 
-def test_a_findings_comment_that_names_no_commit_blocks_clean_without_being_a_finding(world):
+def test_a_findings_comment_that_names_no_commit_is_findings_for_the_requested_head(world):
     CodexReviewer(world, [{"kind": "findings_comment", "names_commit": False}], delay=60)
     request(world, 0)
     world.clock.advance(60)
-    world.add_reaction(OWNER, NAME, 1, USERS["codex_as_reactor"], "+1")  # even a +1 beside it is not clean
+    world.add_reaction(OWNER, NAME, 1, USERS["codex_as_reactor"], "+1")  # a +1 beside it is not clean
 
     document = observe(world)
     [answer] = document["responses"]
     assert (answer["zero_findings_signal"], answer["commit_sha"]) == (False, None)
-    assert classification(world, document) == ["awaiting-response"]
+    assert classification(world, document) == ["findings"]
+
+
+def test_findings_as_plain_comments_link_their_line_at_the_requested_head(world):
+    findings = [{"priority": "P2", "path": "src/app.py", "line": 1}, {"priority": "P1", "path": "README.md"}]
+    CodexReviewer(world, [{"kind": "findings_plain", "findings": findings}], delay=60)
+    request(world, 0)
+    world.clock.advance(60)
+
+    document = observe(world)
+    assert world.repository(OWNER, NAME).reviews[1] == [] and document["threads"] == []
+    assert [(r["source"], r["commit_sha"], r["zero_findings_signal"]) for r in document["responses"]] == [
+        ("issue-comment", head(world), False)
+    ] * 2
+    body = world.repository(OWNER, NAME).issue_comments[1][-2]["body"]
+    assert f"/blob/{head(world)}/src/app.py#L1" in body and "**Reviewed commit:**" not in body
+    assert classification(world, document) == ["findings"]
+
+
+@pytest.mark.parametrize("closer", ["Swish!", "Keep it up!", "Breezy!"])
+def test_the_one_line_clean_names_no_commit_and_is_clean_while_the_head_stands(world, closer):
+    CodexReviewer(world, [{"kind": "clean_one_line", "closer": closer}], delay=60)
+    request(world, 0)
+    world.clock.advance(60)
+
+    document = observe(world)
+    [answer] = document["responses"]
+    assert (answer["zero_findings_signal"], answer["commit_sha"]) == (True, None)
+    assert document["plus_one_reactions"] == []
+    assert classification(world, document) == ["clean"]
+
+
+def test_a_reply_in_words_never_seen_is_unrecognised_and_never_clean(world):
+    CodexReviewer(world, [{"kind": "says", "body": "Codex Review: all good here, I think."}], delay=60)
+    request(world, 0)
+    world.clock.advance(60)
+    world.add_reaction(OWNER, NAME, 1, USERS["codex_as_reactor"], "+1")
+
+    document = observe(world)
+    [reply] = document["unrecognized_replies"]
+    assert reply["excerpt"] == "Codex Review: all good here, I think."
+    assert classification(world, document) == ["reviewer-reply-unrecognized"]
+
+
+def test_a_completed_row_shown_before_its_review_never_finalizes_within_a_heartbeat(world):
+    # GitHub's race: the row turns Completed, the review with the finding is served 90 s later.
+    codex = CodexReviewer(world, [{"kind": "findings", "completed_first": 90}], delay=60, summary=True)
+    request(world, 0)
+    world.clock.advance(60)
+
+    document = observe(world)  # the row says Completed; the review does not exist yet
+    assert [row["status"] for row in document["summary_rows"]] == ["completed"]
+    assert document["responses"] == [] and world.repository(OWNER, NAME).reviews[1] == []
+    assert classification(world, document) == ["review-settling"]
+    world.clock.advance(60)
+    assert classification(world, observe(world)) == ["review-settling"]  # a minute later: still no review
+
+    world.clock.advance(30)  # the review is served from its own time on
+    document = observe(world)
+    [review] = [r for r in document["responses"] if r["source"] == "review"]
+    assert review["created_at"] == world.clock.iso() and review["id"] == str(codex.requests[0].answer_ids[0])
+    assert classification(world, document) == ["findings"]
+
+
+def test_a_completed_row_with_no_review_counts_once_it_has_stood_a_heartbeat(world):
+    CodexReviewer(world, ["clean_one_line"], delay=60, summary=True)
+    request(world, 0)
+    world.clock.advance(60)
+    document = observe(world)
+    world.repository(OWNER, NAME).issue_comments[1][:] = [  # leave only the request and the summary
+        c for c in world.repository(OWNER, NAME).issue_comments[1] if "Didn" not in c["body"]
+    ]
+    assert classification(world, observe(world)) == ["review-settling"]
+    world.clock.advance(120)
+    assert classification(world, observe(world)) == ["clean"]
+    assert document["summary_rows"][0]["status"] == "completed"
 
 
 # -- auto-review when a draft is marked ready for review --------------------------------------------

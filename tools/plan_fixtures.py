@@ -393,6 +393,22 @@ def _eligible_reversed() -> dict:
 
 
 base = recurring_state
+
+
+def _unrecognized(
+    replies: list[tuple[str, int]], *, excerpt: str = "Codex said something new.", listed_source: str | None = None
+) -> dict:
+    """A state whose unrecognised replies are ``replies`` (each also a response, as the collector writes it)."""
+    state = base()
+    state["responses"] = sorted(
+        (response(source, identifier, clean=False, created_at=LATER) for source, identifier in replies),
+        key=lambda r: (r["source"], int(r["id"])),
+    )
+    state["unrecognized_replies"] = [
+        {"created_at": LATER, "excerpt": excerpt, "id": str(identifier), "source": listed_source or source}
+        for source, identifier in replies
+    ]
+    return state
 STATE_INVALID: list[Case] = [
     ("missing-key--observed-at", ["missing-key"], state_delete(base, "observed_at")),
     ("missing-key--claims", ["missing-key"], state_delete(base, "claims")),
@@ -462,6 +478,48 @@ STATE_INVALID: list[Case] = [
         lambda: edit(base(), actionable_codex_threads=[thread("a")], eligible_codex_threads=[thread("a")]),
     ),
     ("claims-not-sorted--descending", ["claims-not-sorted"], lambda: _claims([2, 1])),
+    (
+        "unrecognized-replies-not-sorted--descending",
+        ["unrecognized-replies-not-sorted"],
+        lambda: _unrecognized([("issue-comment", 11), ("issue-comment", 9)]),
+    ),
+    (
+        "excerpt-invalid--too-long",
+        ["excerpt-invalid"],
+        lambda: _unrecognized([("issue-comment", 9)], excerpt="word " * 20),
+    ),
+    (
+        "excerpt-invalid--link-left-in",
+        ["excerpt-invalid"],
+        lambda: _unrecognized([("issue-comment", 9)], excerpt="see https://example.invalid/x"),
+    ),
+    (
+        "excerpt-invalid--credential-left-in",
+        ["excerpt-invalid"],
+        lambda: _unrecognized([("issue-comment", 9)], excerpt="token ghp_" + "A" * 36),
+    ),
+    (
+        "excerpt-invalid--control-character",
+        ["excerpt-invalid"],
+        lambda: _unrecognized([("issue-comment", 9)], excerpt="Codex\u202esays"),
+    ),
+    (
+        "unrecognized-reply-not-a-response--no-response",
+        ["unrecognized-reply-not-a-response"],
+        lambda: edit(_unrecognized([("issue-comment", 9)]), responses=[]),
+    ),
+    (
+        "unrecognized-reply-not-a-response--other-source",
+        ["unrecognized-reply-not-a-response"],
+        lambda: _unrecognized([("issue-comment", 9)], listed_source="review"),
+    ),
+    (
+        "invalid-value--unavailable-kind-retired",
+        ["invalid-value"],
+        state_change(
+            base, "unavailable_replies", [{"created_at": LATER, "id": "9", "kind": "no-environment"}]
+        ),
+    ),
     (
         "reactions-not-sorted--descending",
         ["reactions-not-sorted"],

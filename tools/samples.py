@@ -308,6 +308,7 @@ def recurring_state(mode: str = "autonomous", **overrides: Any) -> dict[str, Any
         "plus_one_reactions": [],
         "summary_rows": [],
         "unavailable_replies": [],
+        "unrecognized_replies": [],
         "actionable_codex_threads": [],
         "eligible_codex_threads": [],
         "non_codex_rooted_threads": 0,

@@ -10,6 +10,7 @@ import copy
 from typing import Any
 
 from evaluator import policy
+from evaluator.formats import parse_timestamp
 from tools import samples
 from tools.samples import (
     OTHER_WAKEUP_ID,
@@ -33,6 +34,34 @@ def edit(state: dict[str, Any], **changes: Any) -> dict[str, Any]:
     state = copy.deepcopy(state)
     state.update(copy.deepcopy(changes))
     return state
+
+
+def completed_row(content_version_at: str) -> dict[str, Any]:
+    return {
+        "comment_id": "2000000002",
+        "content_version_at": content_version_at,
+        "head_sha": sha("head-1"),
+        "status": "completed",
+    }
+
+
+def commitless(source: str, identifier: int, *, clean: bool, created_at: str = "2026-11-29T10:05:00Z") -> dict:
+    """A Codex issue comment that names no commit (the one-line clean, or findings with no reviewed commit)."""
+    after_request = parse_timestamp(created_at) > parse_timestamp("2026-11-29T10:00:00Z")
+    trigger = samples.REQUEST_ID if after_request else None
+    return {**response(source, identifier, clean=clean, created_at=created_at, trigger=trigger), "commit_sha": None}
+
+
+def unrecognized_state(state: dict[str, Any], created_at: str = "2026-11-29T10:05:00Z") -> dict[str, Any]:
+    """A reply Codex posted that is no documented form: a response, and listed as unrecognised."""
+    reply = {"created_at": created_at, "excerpt": "Codex is thinking about it.", "id": "2000000003",
+             "source": "issue-comment"}
+    return edit(
+        state,
+        observed_at=LATER,
+        responses=[commitless("issue-comment", 2000000003, clean=False, created_at=created_at)],
+        unrecognized_replies=[reply],
+    )
 
 
 def findings_state(mode: str = "autonomous", **changes: Any) -> dict[str, Any]:
@@ -277,7 +306,7 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
             edit(
                 base,
                 observed_at=LATER,
-                responses=[{**response("issue-comment", 2000000005, clean=False), "commit_sha": None}],
+                responses=[{**response("issue-comment", 2000000005, clean=False), "commit_sha": sha("head-0")}],
                 plus_one_reactions=[{"created_at": "2026-11-29T10:06:00Z", "id": "3000000001"}],
             ),
             {},
@@ -313,7 +342,7 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
         ),
         (
             "request-timeout--unbound-answer-edited-after-deadline",
-            late_finding(content_version_at="2026-11-29T10:35:00Z", commit_sha=None),
+            late_finding(content_version_at="2026-11-29T10:35:00Z", commit_sha=sha("head-0")),
             {},
             "request-timeout",
             ["request-deadline-passed"],
@@ -341,21 +370,84 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
         ),
         (
             "plan-finalization--summary-completed",
-            edit(
-                base,
-                observed_at=LATER,
-                summary_rows=[
-                    {
-                        "comment_id": "2000000002",
-                        "content_version_at": "2026-11-29T10:05:00Z",
-                        "head_sha": sha("head-1"),
-                        "status": "completed",
-                    }
-                ],
-            ),
+            edit(base, observed_at="2026-11-29T10:07:00Z", summary_rows=[completed_row("2026-11-29T10:05:00Z")]),
             {},
             "plan-finalization",
             ["codex-clean"],
+        ),
+        (
+            "wait--codex-review-settling",
+            edit(base, observed_at=LATER, summary_rows=[completed_row("2026-11-29T10:05:00Z")]),
+            {},
+            "wait",
+            ["codex-review-settling"],
+        ),
+        (
+            "wait--summary-running-blocks-plus-one",
+            edit(
+                base,
+                observed_at=LATER,
+                summary_rows=[{**completed_row("2026-11-29T10:01:00Z"), "status": "running"}],
+                plus_one_reactions=[{"created_at": "2026-11-29T10:04:00Z", "id": "3000000001"}],
+            ),
+            {},
+            "wait",
+            ["codex-review-running"],
+        ),
+        (
+            "plan-finalization--clean-comment-naming-no-commit",
+            edit(base, observed_at=LATER, responses=[commitless("issue-comment", 2000000003, clean=True)]),
+            {},
+            "plan-finalization",
+            ["codex-clean"],
+        ),
+        (
+            "plan-remediation--findings-comment-naming-no-commit",
+            edit(base, observed_at=LATER, responses=[commitless("issue-comment", 2000000003, clean=False)]),
+            {},
+            "plan-remediation",
+            ["codex-findings"],
+        ),
+        (
+            "stop-reviewer-unavailable--reviewer-reply-unrecognized",
+            unrecognized_state(base),
+            {},
+            "stop-reviewer-unavailable",
+            ["reviewer-reply-unrecognized"],
+        ),
+        (
+            "stop-reviewer-unavailable--unrecognized-beside-clean",
+            edit(
+                unrecognized_state(base),
+                plus_one_reactions=[{"created_at": "2026-11-29T10:04:00Z", "id": "3000000001"}],
+            ),
+            {},
+            "stop-reviewer-unavailable",
+            ["reviewer-reply-unrecognized"],
+        ),
+        (
+            "wait--unrecognized-reply-of-an-earlier-request",
+            edit(
+                unrecognized_state(base, created_at="2026-11-29T09:58:00Z"),
+                responses=[commitless("issue-comment", 2000000003, clean=False, created_at="2026-11-29T09:58:00Z")],
+            ),
+            {},
+            "wait",
+            ["awaiting-codex-response"],
+        ),
+        (
+            "stop-reviewer-unavailable--codex-unavailable-kinds",
+            edit(
+                base,
+                observed_at=LATER,
+                unavailable_replies=[
+                    {"created_at": "2026-11-29T10:03:00Z", "id": "2000000004", "kind": "setup"},
+                    {"created_at": "2026-11-29T10:04:00Z", "id": "2000000006", "kind": "error"},
+                ],
+            ),
+            {},
+            "stop-reviewer-unavailable",
+            ["codex-unavailable", "codex-unavailable-error", "codex-unavailable-setup"],
         ),
         (
             "plan-finalization--finalization-phase-two",
@@ -473,7 +565,7 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
             ),
             {},
             "stop-reviewer-unavailable",
-            ["codex-unavailable"],
+            ["codex-unavailable", "codex-unavailable-usage-limit"],
         ),
         (
             "stop-reviewer-unavailable--codex-review-failed",
@@ -521,12 +613,21 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
             "report--reviewer-unavailable",
             report_state(
                 unavailable_replies=[
-                    {"created_at": "2026-11-29T10:03:00Z", "id": "2000000004", "kind": "workspace-deactivated"}
+                    {"created_at": "2026-11-29T10:03:00Z", "id": "2000000004", "kind": "setup"}
                 ]
             ),
             {},
             "report",
-            ["reviewer-unavailable"],
+            ["reviewer-unavailable", "reviewer-unavailable-setup"],
+        ),
+        ("report--reviewer-reply-unrecognized", unrecognized_state(report_state()), {}, "report",
+         ["reviewer-reply-unrecognized"]),
+        (
+            "report--review-settling",
+            report_state(observed_at=LATER, summary_rows=[completed_row("2026-11-29T10:05:00Z")]),
+            {},
+            "report",
+            ["review-settling"],
         ),
         (
             "report--review-failed",

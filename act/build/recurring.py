@@ -34,8 +34,11 @@ def finalization_operations(state: Mapping[str, Any]) -> list[str]:
 
 
 def review_template(state: Mapping[str, Any]) -> str:
-    """The policy's request template for the next round (`@codex review` and its marker)."""
-    return markers.default_review_template(state["run_id"], state["fix_rounds"] + 1)
+    """The policy's request template for the next round (`@codex review`, the findings comments this
+    round addresses, and its marker)."""
+    return markers.default_review_template(
+        state["run_id"], state["fix_rounds"] + 1, markers.addressed_comment_ids(state)
+    )
 
 
 def _checkpoint(state: Mapping[str, Any]) -> dict[str, Any]:

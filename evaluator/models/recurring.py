@@ -63,7 +63,16 @@ class Gates(Strict):
 class UnavailableReply(Strict):
     created_at: Timestamp
     id: DecimalId
-    kind: Literal["usage-limit", "no-environment", "workspace-deactivated"]
+    kind: policy.UnavailableKind
+
+
+class UnrecognizedReply(Strict):
+    """A trusted Codex reply that is no documented form; its excerpt is short and redacted (state rule)."""
+
+    created_at: Timestamp
+    excerpt: str
+    id: DecimalId
+    source: Literal["issue-comment", "review"]
 
 
 class SummaryRow(Strict):
@@ -191,6 +200,7 @@ class RecurringState(Strict):
     plus_one_reactions: list[Reaction]
     summary_rows: list[SummaryRow]
     unavailable_replies: list[UnavailableReply]
+    unrecognized_replies: list[UnrecognizedReply]
     actionable_codex_threads: list[Thread]
     eligible_codex_threads: list[Thread]
     non_codex_rooted_threads: NonNegativeInt

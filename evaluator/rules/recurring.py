@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from .. import policy
+from .. import codex_text, policy
 from ..canonical import digest
 from ..errors import Violation, pointer
 from ..formats import REQUEST_KEY, parse_timestamp, request_key
@@ -113,6 +113,13 @@ def ordering_violations(state: RecurringState, base: tuple = ()) -> list[Violati
         "unavailable replies (by integer id)",
     )
     found += _sorted_unique(
+        state.unrecognized_replies,
+        response_order,
+        "unrecognized-replies-not-sorted",
+        at("unrecognized_replies"),
+        "unrecognized replies (by source, then integer id)",
+    )
+    found += _sorted_unique(
         state.marker_anomalies,
         int,
         "marker-anomalies-not-sorted",
@@ -129,6 +136,31 @@ def ordering_violations(state: RecurringState, base: tuple = ()) -> list[Violati
                 "summary-rows-not-sorted", at("summary_rows"), "summary rows must be grouped by ascending comment id"
             )
         )
+    return found
+
+
+def unrecognized_reply_violations(state: RecurringState, base: tuple = ()) -> list[Violation]:
+    """An unrecognised reply is one of the responses, and its excerpt is one the collector could have made.
+
+    The excerpt reaches a person through the stop's output: a state that
+    carries a long, unredacted or unprintable one is refused, not shown.
+    """
+    found = []
+    responses = {(r.source, r.id): r.created_at for r in state.responses}
+    for index, reply in enumerate(state.unrecognized_replies):
+        problem = codex_text.excerpt_problem(reply.excerpt)
+        if problem is not None:
+            found.append(
+                Violation("excerpt-invalid", pointer(*base, "unrecognized_replies", index, "excerpt"), problem)
+            )
+        if responses.get((reply.source, reply.id)) != reply.created_at:
+            found.append(
+                Violation(
+                    "unrecognized-reply-not-a-response",
+                    pointer(*base, "unrecognized_replies", index),
+                    f"no {reply.source} response {reply.id} created at {reply.created_at} in responses",
+                )
+            )
     return found
 
 
@@ -313,6 +345,7 @@ def state_violations(state: RecurringState, raw: dict[str, Any], base: tuple = (
     return (
         found
         + ordering_violations(state, base)
+        + unrecognized_reply_violations(state, base)
         + request_violations(state, base)
         + mode_violations(state, base)
         + plan_hash_violations(state, raw, base)

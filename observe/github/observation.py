@@ -67,7 +67,14 @@ class Response(TypedDict):
 class UnavailableReply(TypedDict):
     id: str
     created_at: str
-    kind: str | None
+    kind: str
+
+
+class UnrecognizedReply(TypedDict):
+    id: str
+    created_at: str
+    excerpt: str
+    source: str
 
 
 class SummaryRow(TypedDict):
@@ -137,6 +144,7 @@ class PullRequestObservation(TypedDict):
     claims: list[Claim]  # by comment id
     responses: list[Response]  # by source, then numeric id
     unavailable_replies: list[UnavailableReply]  # by numeric id
+    unrecognized_replies: list[UnrecognizedReply]  # by source, then numeric id
     summary_rows: list[SummaryRow]  # by comment id, then table order
     plus_one_reactions: list[PlusOneReaction]  # by numeric id
     threads: list[ThreadObservation]  # by thread id

@@ -288,12 +288,13 @@ def normalize_snapshot(
         objects(items, where)
     requests, claims, anomalies = loop_comments(snapshot.issue_comments, authenticated_user_id, run_id)
     request_index = RequestIndex(requests)
-    comment_responses, unavailable, summary_rows = codex_issue_comments(snapshot.issue_comments, request_index)
-    responses = (
-        comment_responses
-        + codex_reviews(snapshot.reviews, request_index)
-        + codex_review_comments(snapshot.review_comments, request_index)
+    comment_responses, unavailable, summary_rows, unrecognized = codex_issue_comments(
+        snapshot.issue_comments, request_index
     )
+    review_responses, unrecognized_reviews = codex_reviews(snapshot.reviews, request_index)
+    responses = comment_responses + review_responses + codex_review_comments(snapshot.review_comments, request_index)
+    unrecognized += unrecognized_reviews
+    unrecognized.sort(key=lambda reply: (reply["source"], int(reply["id"])))
     responses.sort(key=lambda response: (response["source"], int(response["id"])))
     summary_rows.sort(key=lambda row: int(row["comment_id"]))  # stable: table order within a comment
     threads = sorted(
@@ -311,6 +312,7 @@ def normalize_snapshot(
         "claims": claims,
         "responses": responses,
         "unavailable_replies": unavailable,
+        "unrecognized_replies": unrecognized,
         "summary_rows": summary_rows,
         "plus_one_reactions": plus_one_reactions(snapshot.reactions),
         "threads": threads,

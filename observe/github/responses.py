@@ -10,14 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator import markers
+from evaluator import codex_text, markers
 from evaluator.canonical import text_digest
 from evaluator.formats import parse_timestamp as instant
 from evaluator.policy import TRUSTED_CODEX_BOT_ID, TRUSTED_CODEX_BOT_TYPE
 from observe.github import codex_signals
 from observe.github.errors import GitHubObservationError
 from observe.github.fields import author_id, body_text, positive_id, sha40, timestamp
-from observe.github.observation import Claim, PlusOneReaction, RequestMarker, Response, SummaryRow, UnavailableReply
+from observe.github.observation import (
+    Claim,
+    PlusOneReaction,
+    RequestMarker,
+    Response,
+    SummaryRow,
+    UnavailableReply,
+    UnrecognizedReply,
+)
 
 
 def loop_comments(
@@ -110,12 +118,35 @@ def _response(
     }
 
 
+def _unrecognized(source: str, item_id: int, created_at: str, body: str) -> UnrecognizedReply:
+    return {"id": str(item_id), "created_at": created_at, "excerpt": codex_text.excerpt(body), "source": source}
+
+
+def _named_commit(comment_id: int, body: str, requests: RequestIndex, where: str) -> tuple[bool, str | None]:
+    """(names a commit, the requested head it names): the Reviewed commit line, else a blob permalink.
+
+    A comment that names no commit at all is bound by the evaluator to the
+    request it answers, the way a +1 is (references/recurring-state.md).
+    """
+    prefix = codex_signals.reviewed_commit_prefix(comment_id, body)
+    if prefix is not None:
+        return True, requests.expand(prefix, where)
+    linked = codex_text.permalink_shas(body)
+    requested = sorted(sha for sha in linked if requests.expand(sha, where) is not None)
+    if len(requested) > 1:
+        raise GitHubObservationError(
+            "github-ambiguous-short-sha", f"{where} links to {len(requested)} different requested heads"
+        )
+    return bool(linked), requested[0] if requested else None
+
+
 def codex_issue_comments(
     comments: list[dict[str, Any]], requests: RequestIndex
-) -> tuple[list[Response], list[UnavailableReply], list[SummaryRow]]:
+) -> tuple[list[Response], list[UnavailableReply], list[SummaryRow], list[UnrecognizedReply]]:
     responses: list[Response] = []
     unavailable: list[UnavailableReply] = []
     summary_rows: list[SummaryRow] = []
+    unrecognized: list[UnrecognizedReply] = []
     for comment in comments:
         if not codex_signals.is_trusted_codex_author(comment.get("user")):
             continue
@@ -124,8 +155,8 @@ def codex_issue_comments(
         body = body_text(comment, where)
         created_at = timestamp(comment.get("created_at"), f"{where} created_at")
         updated_at = timestamp(comment.get("updated_at"), f"{where} updated_at")
-        kind, detail = codex_signals.classify_codex_issue_comment(comment_id, body)
-        if kind == "summary":
+        reading = codex_signals.read_codex_issue_comment(comment_id, body)
+        if reading.form == "summary":
             for status, short_sha in codex_signals.parse_summary_rows(comment_id, body):
                 summary_rows.append(
                     {
@@ -135,20 +166,28 @@ def codex_issue_comments(
                         "content_version_at": updated_at,
                     }
                 )
-        elif kind == "unavailable":
-            unavailable.append({"id": str(comment_id), "created_at": created_at, "kind": detail})
-        else:
-            commit_sha = requests.expand(codex_signals.reviewed_commit_prefix(comment_id, body), where)
-            clean = codex_signals.is_clean_review_text(body)
-            responses.append(
-                _response("issue-comment", comment_id, body, commit_sha, created_at, updated_at, requests, clean)
-            )
+            continue
+        if reading.form == "unavailable" and reading.kind is not None:
+            unavailable.append({"id": str(comment_id), "created_at": created_at, "kind": reading.kind})
+            continue
+        names_commit, commit_sha = _named_commit(comment_id, body, requests, where)
+        clean = reading.form in ("clean", "clean-commitless")
+        # A clean text about a commit the loop never asked about is no documented
+        # form: it must not pass for the one-line clean that names no commit.
+        if reading.form == "unrecognized" or (clean and names_commit and commit_sha is None):
+            unrecognized.append(_unrecognized("issue-comment", comment_id, created_at, body))
+        responses.append(
+            _response("issue-comment", comment_id, body, commit_sha, created_at, updated_at, requests, clean)
+        )
     unavailable.sort(key=lambda reply: int(reply["id"]))
-    return responses, unavailable, summary_rows
+    return responses, unavailable, summary_rows, unrecognized
 
 
-def codex_reviews(reviews: list[dict[str, Any]], requests: RequestIndex) -> list[Response]:
+def codex_reviews(
+    reviews: list[dict[str, Any]], requests: RequestIndex
+) -> tuple[list[Response], list[UnrecognizedReply]]:
     responses: list[Response] = []
+    unrecognized: list[UnrecognizedReply] = []
     for review in reviews:
         if not codex_signals.is_trusted_codex_author(review.get("user")):
             continue
@@ -157,12 +196,13 @@ def codex_reviews(reviews: list[dict[str, Any]], requests: RequestIndex) -> list
         submitted_at = timestamp(review.get("submitted_at"), f"{where} submitted_at")
         commit_id = review.get("commit_id")
         commit_sha = None if commit_id is None else sha40(commit_id, f"{where} commit_id")
+        body = body_text(review, where)
+        if codex_text.read_review(body) == "unrecognized":
+            unrecognized.append(_unrecognized("review", review_id, submitted_at, body))
         responses.append(
-            _response(
-                "review", review_id, body_text(review, where), commit_sha, submitted_at, submitted_at, requests, False
-            )
+            _response("review", review_id, body, commit_sha, submitted_at, submitted_at, requests, False)
         )
-    return responses
+    return responses, unrecognized
 
 
 def codex_review_comments(comments: list[dict[str, Any]], requests: RequestIndex) -> list[Response]:
