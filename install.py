@@ -47,6 +47,11 @@ class InstallError(Exception):
     """A refusal: printed as one line, exit 1."""
 
 
+def progress(step: str) -> None:
+    """One line per step on stderr, as it starts (pip alone can take a minute); stdout keeps the one result line."""
+    print(f"install.py: {step} ...", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if sys.version_info < (3, 11):  # noqa: UP036  (the interpreter a user happens to run)
@@ -159,6 +164,7 @@ def install(target: Path, *, upgrade: bool, force: bool, env_from: str) -> None:
         else:
             _swap(staging, target)  # staging now holds the old install
         try:
+            progress("checking the installed scripts from another directory")
             self_check(target)
         except InstallError:
             if fresh:
@@ -172,6 +178,7 @@ def install(target: Path, *, upgrade: bool, force: bool, env_from: str) -> None:
 
 def _build(staging: Path, env_from: str) -> None:
     files = runtime_files()
+    progress(f"copying {len(files)} files")
     for relative in files:
         destination = staging / relative
         destination.parent.mkdir(parents=True, exist_ok=True)
@@ -332,6 +339,7 @@ def _site_packages(directory: Path) -> Path:
 
 
 def _run(argv: list[str], what: str) -> None:
+    progress(what)
     result = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         output = (result.stderr or result.stdout).strip()[-2000:]

@@ -65,7 +65,7 @@ def serve(scratch: Path, codex: list[str], delay: float) -> int:
     tool = _tool_server(stack, lock)
     threading.Thread(target=tool.serve_forever, daemon=True).start()
     stack.host.on_wakeup = lambda record, now: print(
-        f"{now:%H:%M:%S} heartbeat: run `loop.py wakeup --state-dir DIR --automation-key {record['name']}`",
+        f"{now:%H:%M:%S} heartbeat: run `loop.py next --state-dir DIR $F`",
         flush=True,
     )
     environment = stack.environment()
@@ -82,7 +82,8 @@ def serve(scratch: Path, codex: list[str], delay: float) -> int:
         f"  {loop} init $F --checkout {stack.checkout} --repository {REPOSITORY} --base main --head {HEAD_BRANCH} "
         f"--path {CHANGED_FILE} --create-branch --commit --push --mode approval-gated --title 'Fix the greeting' "
         "--body 'The greeting said helo.' --format text\n"
-        "Then follow SKILL.md, adding $F to every loop.py command. Pass each automation payload with:\n"
+        "Then follow SKILL.md (`loop.py approve`, then `loop.py next` until the loop is live), adding $F to every\n"
+        "loop.py command. Pass each automation payload with:\n"
         f"  {shlex.quote(sys.executable)} -m demo.serve tool {scratch} 'PAYLOAD'\n\nCtrl-C stops it.",
         flush=True,
     )

@@ -194,7 +194,11 @@ def test_installed_scripts_run_in_the_private_environment(installed, tmp_path):
 def test_install_upgrade_and_uninstall_are_symmetric(clone, tmp_path):
     home = tmp_path / "home"
     skill = home / "skills" / SKILL
-    assert install(clone, "--codex-home", str(home)).returncode == 0
+    first = install(clone, "--codex-home", str(home))
+    assert first.returncode == 0 and first.stdout == f"installed {skill}\n"
+    said = [line.removeprefix("install.py: ").removesuffix(" ...") for line in first.stderr.splitlines()]
+    assert said[0].startswith("copying ") and said[-1] == "checking the installed scripts from another directory"
+    assert "creating the private environment" in said  # each step as it starts: a slow pip is not a hang
     again = install(clone, "--codex-home", str(home))
     assert again.returncode == 1 and "--upgrade" in again.stderr
     (skill / "evaluator" / "policy.py").write_text("HOST = 'example.com'\n")

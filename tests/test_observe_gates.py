@@ -32,19 +32,16 @@ OWNER_USER, REVIEWER, STRANGER = USERS["loop_owner"], USERS["human_reviewer"], U
 ACTIONS_APP_ID = 15368
 
 
-@pytest.fixture(scope="module")
-def shared_client(server, tmp_path_factory):
-    client = GitHubClient(
-        REPOSITORY, host=server.url, token=TOKEN, cache_dir=tmp_path_factory.mktemp("cache"), timeout=3.0, environ={}
-    )
-    yield client
-    client.close()
+def fresh_client(server, cache_dir):
+    """One client per use, as every command builds its own: no connection, cache or deadline carries over."""
+    return GitHubClient(REPOSITORY, host=server.url, token=TOKEN, cache_dir=cache_dir, timeout=3.0, environ={})
 
 
 @pytest.fixture
-def client(fake, shared_client):
-    shared_client.reset_stats()
-    return shared_client
+def client(fake, server, tmp_path):
+    client = fresh_client(server, tmp_path / "cache")
+    yield client
+    client.close()
 
 
 ALL_PASS = {"approvals": "pass", "branch_protection": "pass", "checks": "pass", "mergeability": "pass"}
@@ -65,8 +62,12 @@ def observe_unknowns(client):
 # A fine-grained token as a loop is usually given one: it may write what the loop writes and read
 # the rest, but not "administration", which GitHub requires to read classic protection.
 WITHOUT_ADMINISTRATION = {
-    "metadata": "read", "contents": "write", "pull_requests": "write", "issues": "write",
-    "checks": "read", "statuses": "read",
+    "metadata": "read",
+    "contents": "write",
+    "pull_requests": "write",
+    "issues": "write",
+    "checks": "read",
+    "statuses": "read",
 }
 
 
@@ -277,8 +278,11 @@ def team_reviewers(minimum_approvals):
             "required_approving_review_count": 0,
             "required_review_thread_resolution": False,
             "required_reviewers": [
-                {"file_patterns": ["src/**"], "minimum_approvals": minimum_approvals,
-                 "reviewer": {"id": 3014, "type": "Team"}}
+                {
+                    "file_patterns": ["src/**"],
+                    "minimum_approvals": minimum_approvals,
+                    "reviewer": {"id": 3014, "type": "Team"},
+                }
             ],
         },
     )
@@ -636,10 +640,14 @@ def test_a_rule_type_or_name_that_is_not_plain_text_is_not_quoted(fake, client):
 
 
 @pytest.fixture(scope="module")
-def snapshot(server, shared_client):
+def snapshot(server, tmp_path_factory):
     """A clean, unprotected PR as fetched from the fake; variations are normalized from it."""
     server.reset()
-    return fetch_snapshot(shared_client, REPOSITORY, PR_NUMBER)
+    client = fresh_client(server, tmp_path_factory.mktemp("cache"))
+    try:
+        return fetch_snapshot(client, REPOSITORY, PR_NUMBER)
+    finally:
+        client.close()
 
 
 def gates_for(snapshot, contexts=None, rollup_state="SUCCESS", **fields):

@@ -50,14 +50,16 @@ def test_a_trial_by_hand_against_the_standalone_simulator(tmp_path):
                    "--body", "The greeting said helo.")
         assert made["ok"], made
         where = ["--state-dir", made["state_dir"]]
-        executed = run(environment, *loop, "execute", *flags, *where)
-        assert executed["ok"] and executed["facts"]["pr_number"] == 1, executed
-        created = run(environment, *loop, "automation-create", *flags, *where, "--pr", "1")
-        answer = run(environment, "-m", "demo.serve", "tool", str(scratch), json.dumps(created["payload"]))
-        assert answer["ok"], answer
-        verified = run(environment, *loop, "verify-automation", *flags, *where, "--id",
-                       answer["result"]["automationId"])
-        assert verified["outcome"] in ("stub-paused", "created-active"), verified  # the host may save it ACTIVE
+        told = run(environment, *loop, "next", *flags, *where)  # execute, then the first automation payload
+        for _ in range(6):  # SKILL.md's way: pass each payload to the tool, then `next` again
+            if "payload" not in told:
+                break
+            answer = run(environment, "-m", "demo.serve", "tool", str(scratch), json.dumps(told["payload"]))
+            assert answer["ok"], answer
+            again = ["--id", answer["result"]["automationId"]] if "--id ID" in told["then"] else []
+            told = run(environment, *loop, "next", *flags, *where, *again)
+        assert told["ok"] and "the loop is live" in told["you_do"], told
+        assert told["then"].startswith("at every heartbeat")
         assert run(environment, *loop, "list")["loops"][0]["run_id"] == made["run_id"]
     finally:
         served.terminate()
