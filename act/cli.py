@@ -223,7 +223,11 @@ def main(argv: list[str] | None = None) -> int:
             secrets=secrets,
             network=_network(args),
         )
-        result: dict[str, Any] = {"ok": True, "command": args.subcommand, **row.runner()(Context(world, args))}
+        try:
+            result: dict[str, Any] = {"ok": True, "command": args.subcommand, **row.runner()(Context(world, args))}
+        finally:
+            if world.session is not None:
+                world.session.close()  # the command's one GitHub client per repository
         status = 0
     except UsageError as error:
         result, status = {"ok": False, "command": name, "errors": [error.as_dict()]}, 2

@@ -36,7 +36,7 @@ _CLAIM_KIND = re.compile(r"github-codex-pr-loop-claim run=[0-9a-f]{32} kind=(rem
 
 def _github(ctx: Context, repository: str) -> GitHubWriter:
     with sources.observing():
-        client = sources.github_client(ctx.world, repository, use_cache=False)
+        client = sources.github_client(ctx.world, repository)
     return GitHubWriter(client, repository)
 
 

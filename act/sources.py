@@ -16,10 +16,14 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from act.errors import ActError, UsageError
 from observe.network import Network
+
+if TYPE_CHECKING:
+    from observe.github.client import GitHubClient
+    from observe.github.connect import GitHubSession
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,18 @@ class World:
     observed_at: str | None = None  # ISO-8601 with offset; None: now
     secrets: list[str] = field(default_factory=list)
     network: Network = field(default_factory=Network)  # the route to github.com (--https-proxy, --ca-file)
+    # The command's one GitHub session (observe/github/connect.py), made at first use; loop.py closes it.
+    session: GitHubSession | None = None
+
+    def github_session(self) -> GitHubSession:
+        """The command's one GitHub session, made at first use (a command that never reads GitHub loads no ghapi)."""
+        from observe.github.connect import GitHubSession
+
+        if self.session is None:  # frozen: set here, once
+            session = GitHubSession(api_url=self.api_url, gh_path=self.gh, network=self.network, secrets=self.secrets)
+            object.__setattr__(self, "session", session)
+        assert self.session is not None
+        return self.session
 
     def settings(self) -> Any:
         """The collector's settings for one observation."""
@@ -44,7 +60,12 @@ class World:
 
         instant = datetime.now(UTC) if self.observed_at is None else parse_timestamp(self.observed_at)
         return Settings(
-            api_url=self.api_url, gh_path=self.gh, observed_at=instant, secrets=self.secrets, network=self.network
+            api_url=self.api_url,
+            gh_path=self.gh,
+            observed_at=instant,
+            secrets=self.secrets,
+            network=self.network,
+            github=lambda repository: self.github_session().client(repository),
         )
 
     def registry_root(self) -> Path:
@@ -86,28 +107,15 @@ def initial_snapshot(world: World, intent: dict[str, Any]) -> dict[str, Any]:
         )
 
 
-def github_client(world: World, repository: str, *, use_cache: bool = True) -> Any:
-    """The GitHub client of every hand: the collector's factory, with this world's route and token sources."""
-    from observe.github.connect import github_client as connect
-
-    return connect(
-        repository,
-        api_url=world.api_url,
-        gh_path=world.gh,
-        network=world.network,
-        secrets=world.secrets,
-        use_cache=use_cache,
-    )
+def github_client(world: World, repository: str) -> GitHubClient:
+    """The GitHub client of every hand: the command's one client for ``repository`` (it closes with the command)."""
+    return world.github_session().client(repository)
 
 
 def pull_request_texts(world: World, repository: str, number: int) -> tuple[str, str]:
     """The current title and body of a PR (a reused PR keeps both; the plan hashes them)."""
     with observing():
-        client = github_client(world, repository)
-        try:
-            pull = client.get("pulls.get", pull_number=number).body
-        finally:
-            client.close()
+        pull = github_client(world, repository).get("pulls.get", pull_number=number).body
     title, body = (
         pull.get("title") if isinstance(pull, dict) else None,
         pull.get("body") if isinstance(pull, dict) else None,

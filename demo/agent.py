@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from demo.stack import Stack
+from simulator.gh import gh_calls
 
 ROOT = Path(__file__).resolve().parent.parent
 LOOP = ROOT / "scripts" / "loop.py"
@@ -36,6 +37,7 @@ class Agent:
     out: TextIO | None = None  # each command is printed as it starts, its wall time when it ends
     transcript: list[str] = field(default_factory=list)
     results: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    token_lookups: list[int] = field(default_factory=list)  # per loop.py command: how often it asked gh for a token
 
     def shorten(self, text: str) -> str:
         if self.state_dir:
@@ -53,7 +55,7 @@ class Agent:
         self.transcript.append(self.shorten(shlex.join(shown)))
         if self.out is not None:
             print(f"{'':>11}  $ {self.transcript[-1]}", end="", file=self.out, flush=True)
-        began = time.monotonic()
+        began, asked = time.monotonic(), gh_calls(self.stack.gh).count("auth token")
         completed = subprocess.run(
             [*argv, *self.stack.network_flags()],
             env=self.stack.environment(),
@@ -62,6 +64,7 @@ class Agent:
             timeout=300,
             cwd=ROOT,
         )
+        self.token_lookups.append(gh_calls(self.stack.gh).count("auth token") - asked)
         if self.out is not None:
             print(f"  ({time.monotonic() - began:.1f} s)", file=self.out, flush=True)
         lines = completed.stdout.splitlines()

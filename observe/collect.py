@@ -72,6 +72,9 @@ class Settings:
     github_stats: list[dict[str, int]] = field(default_factory=list)
     secrets: list[str] = field(default_factory=list)  # every token in use, for the CLI to redact
     network: Network = field(default_factory=Network)  # the route to github.com, for the client and git alike
+    # The command's own client of a repository, shared by all its observations and closed with the command
+    # (loop.py's GitHub session); None: each observation builds its client and closes it.
+    github: Callable[[str], GitHubClient] | None = None
 
 
 # -- one function per subcommand ---------------------------------------------
@@ -315,6 +318,8 @@ def load_document(path: str) -> dict[str, Any]:
 
 
 def _github(settings: Settings, stack: ExitStack, repository: str) -> GitHubClient:
+    if settings.github is not None:  # the command's own client: it closes with the command
+        return settings.github(repository)
     client = github_client(
         repository,
         api_url=settings.api_url,

@@ -21,6 +21,7 @@ import select
 import socket
 import ssl
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ class Front:
     _listener: socket.socket | None = None
     _threads: list[threading.Thread] = field(default_factory=list)
     _stopping: threading.Event = field(default_factory=threading.Event)
+    tunnels: Counter[str] = field(default_factory=Counter)  # CONNECTs accepted per host: one per client connection
 
     def start(self) -> Front:
         self.scratch.mkdir(parents=True, exist_ok=True)
@@ -116,6 +118,7 @@ class Front:
             if upstream_address is None:
                 client.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 return
+            self.tunnels[target] += 1
             client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             try:
                 secure = self._tls.wrap_socket(client, server_side=True)

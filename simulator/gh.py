@@ -6,7 +6,9 @@ credential helper the hardened runner installs for ``https://github.com``).
 ``install_gh(directory, token)`` writes a POSIX shell script answering
 exactly those, from ``GH_TOKEN``/``GITHUB_TOKEN`` like the real CLI, else
 from a token file beside it (the real CLI's stored login). Anything else
-exits 1, so an unexpected use shows up as a failure, not as silence.
+exits 1, so an unexpected use shows up as a failure, not as silence. Each
+call appends what was asked to ``gh-calls`` beside it (``gh_calls`` reads
+them), so a test can count token lookups.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 _SCRIPT = r"""#!/bin/sh
 # gh, simulated: `auth token` and `auth git-credential` for the simulated github.com only.
 here=$(dirname "$0")
+printf '%s %s\n' "$1" "$2" >> "$here/gh-calls"  # what was asked, for tests and benchmarks to count
 token="${GH_TOKEN:-${GITHUB_TOKEN:-$(cat "$here/gh-token")}}"
 case "$1 $2" in
   "auth token")
@@ -47,3 +50,9 @@ def install_gh(directory: Path, token: str) -> Path:
     executable.write_text(_SCRIPT, encoding="ascii")
     executable.chmod(0o755)
     return Path(os.path.abspath(executable))
+
+
+def gh_calls(executable: Path) -> list[str]:
+    """What the stand-in beside ``executable`` was asked so far, in order (``auth token``, ``auth git-credential``)."""
+    log = Path(executable).parent / "gh-calls"
+    return log.read_text(encoding="ascii").splitlines() if log.exists() else []

@@ -289,3 +289,14 @@ def test_the_happy_loop_is_at_most_twenty_commands(tmp_path):
     again = [answer for answer in nexts(result) if answer.get("again")]  # only at a fixed --observed-at
     assert len(again) <= 1
     assert len(result.agent.results) - len(again) <= 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("per_step", [True, False], ids=["single-commands", "next"])
+def test_each_command_looks_up_the_token_once_and_shares_one_client(tmp_path, per_step):
+    """One GitHub session per command: however many reads and writes, gh is asked for the token at most once."""
+    result, _, _ = run(tmp_path, "busy", per_step=per_step)
+    assert result.final == "done"
+    lookups = result.agent.token_lookups
+    assert len(lookups) == len(result.agent.results) and max(lookups) == 1, lookups
+    assert lookups.count(1) >= 5  # every wakeup reads GitHub (the busy one many pages, and writes besides)

@@ -6,6 +6,11 @@ the token for redaction; none of them has a default, so a caller cannot
 silently fall back to the direct route. (Three hand-built clients once
 diverged this way: ``loop.py init --reuse-pr`` read the PR without the
 configured proxy and CA.)
+
+A command holds one ``GitHubSession``: the token is resolved once (one
+``gh auth token`` at most), and every read and write of the command goes
+through the one client of its repository (one connection pool, one deadline
+policy), closed when the command ends.
 """
 
 from __future__ import annotations
@@ -36,3 +41,40 @@ def github_client(
     token = resolve_token(None, api_base_url=api_url, gh_path=gh_path)
     secrets.append(token)  # redacted from every line printed from now on
     return GitHubClient(repository, host=api_url, token=token, network=network, use_cache=use_cache, sleep=sleep)
+
+
+class GitHubSession:
+    """One command's GitHub: one token lookup, one client per repository, all closed together."""
+
+    def __init__(
+        self,
+        *,
+        api_url: str,
+        gh_path: str | None,
+        network: Network,
+        secrets: list[str],
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._route = (api_url, gh_path, network)
+        self._secrets, self._sleep = secrets, sleep
+        self._token: str | None = None
+        self._clients: dict[str, GitHubClient] = {}
+        self.opened = 0  # clients built, for the benchmarks: one per repository the command touched
+
+    def client(self, repository: str) -> GitHubClient:
+        """The command's client for ``repository``, built at first use."""
+        if repository not in self._clients:
+            api_url, gh_path, network = self._route
+            if self._token is None:
+                self._token = resolve_token(None, api_base_url=api_url, gh_path=gh_path)
+                self._secrets.append(self._token)  # redacted from every line printed from now on
+            self._clients[repository] = GitHubClient(
+                repository, host=api_url, token=self._token, network=network, sleep=self._sleep
+            )
+            self.opened += 1
+        return self._clients[repository]
+
+    def close(self) -> None:
+        for client in self._clients.values():
+            client.close()
+        self._clients.clear()
