@@ -252,8 +252,11 @@ def test_a_new_pr_plan_with_title_and_body_files(capsys, world, tmp_path):
         == 0
     )
     text = capsys.readouterr().out
-    text_hash = next(line for line in text.splitlines() if line.startswith("initial_plan_hash: ")).split(": ")[1]
-    assert text.startswith(f"Plan (initial): {text_hash}\n") and "autonomous mode: this plan needs no approval" in text
+    text_hash = json.loads((tmp_path / "loop-state-text" / "initial.json").read_text())["initial_plan_hash"]
+    assert text.startswith("Plan (initial), autonomous\n") and "autonomous mode: this plan needs no approval" in text
+    assert text.count(text_hash) == 1 and f"\n{text_hash}\n" in text  # once, on its own line, easy to copy
+    assert "  diff (covered by the plan hash): 2 files, +2 -1\n    README | +1 -0\n" in text
+    assert "    | diff --git a/src/app.py b/src/app.py\n" in text and "    | +print('hello')\n" in text
     assert "    | Z\\xfcrich \\u2713" in text and "    - src/app.py" in text  # the body, line by line, ASCII-escaped
     assert (
         loop(
