@@ -3,6 +3,8 @@ registry folder, and the evaluator run as a subprocess on every document built."
 
 from __future__ import annotations
 
+import argparse
+import hashlib
 import json
 import os
 import stat
@@ -90,6 +92,27 @@ def test_init_builds_validates_and_stores_a_reuse_plan_privately(capsys, world):
     ]
     assert summary["head_sha"] == world["head0"] and summary["base_sha"] == world["base"]
     assert TOKEN not in "".join(p.read_text() for p in state_dir.rglob("*") if p.is_file())
+
+
+def test_init_shows_the_bound_diff_and_withholds_one_read_after_the_file_changed(capsys, world):
+    """The summary's diff is the one whose SHA-256 the snapshot binds; once the file changes it is not shown."""
+    from act import plans, sources, summary_diff
+    from act.command import Context
+    from tests.test_approval_summary import check
+
+    made = loop(capsys, world, *init_args(world, "--mode", "approval-gated", "--reuse-pr", str(PR_NUMBER)))
+    document = json.loads((Path(made["state_dir"]) / "initial.json").read_text())
+    shown = made["approval_summary"]
+    ((key, diff, bound),) = check(shown, document)
+    base = document["initial_snapshot"]["base_sha"]
+    read = sources.planned_diff(sources.World(gh=str(world["gh"])), str(world["repo"]), base)
+    assert key == "diff" and hashlib.sha256(read).hexdigest() == bound == document["initial_snapshot"]["diff_sha256"]
+    assert diff["shown"] is True and diff["unified"] == read.decode().rstrip("\n").split("\n")
+    (world["repo"] / "src" / "app.py").write_text("print('changed after the plan')\n")
+    ctx = Context(world=sources.World(gh=str(world["gh"])), args=argparse.Namespace())
+    withheld, coverage = plans._planned_diff(ctx, {"checkout": str(world["repo"])}, document)
+    assert withheld["shown"] is False and "not the planned change" in withheld["why"] and "informational" in coverage
+    assert summary_diff.shown_diff(read, bound, "/initial_snapshot/diff_sha256")[0]["shown"] is True
 
 
 def test_execute_rebuilds_the_initial_plan_and_needs_the_exact_approval_and_names_every_change(capsys, world):
