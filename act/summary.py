@@ -147,6 +147,7 @@ def remediation_summary(
             {
                 "id": (t["id"], _at(f"/actionable_threads/{i}/id")),
                 "do": ("reply", _words(replies)),
+                **_finding(said.get((t["id"], t["body_sha256"], t["position_sha256"])), i),
                 "reply_ends_with": (marker, _words("/review_request_body_template")),
                 "reply": (
                     REPLY_FORM.format(final_head="<the pushed fix commit>", marker=marker),
@@ -156,7 +157,6 @@ def remediation_summary(
                         "template's)"
                     ),
                 ),
-                **_finding(said.get((t["id"], t["body_sha256"], t["position_sha256"])), i),
             }
         )
         for i, t in enumerate(manifest["actionable_threads"])
