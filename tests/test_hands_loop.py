@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from act import cli, statedir
+from act import summary as summaries
 from evaluator import markers, policy
 from evaluator.render import render_review_body
 from simulator.fakegithub import BODIES, PR_NUMBER, TOKEN, USERS, at, codex_body
@@ -563,7 +564,8 @@ def test_a_remediation_plan_from_real_observations_approved_between_wakeups(caps
     assert carried["findings"] == [finding]
     shown = carried["approval_summary"]["threads"][0]
     assert shown["where"] == "src/app.py:1" and shown["priority"] == "P1"
-    assert shown["finding"].startswith(" ".join(BODIES["finding_comment_p1"].split())[:100])
+    assert shown["finding"].startswith(summaries.finding_excerpt(BODIES["finding_comment_p1"])[:100])
+    assert "P1 Badge</sub></sub> Wait for merge-queue" in shown["finding"] and "https://" not in shown["finding"]
     assert carried["action"] == "await-approval" and live["directory"].read("wakeup.json")["ended_at"]
     loop(capsys, world, "wakeup", "--observed-at", at(361), "--automation-key", key)  # not wakeup-claim-open
     command = json.dumps(["/usr/bin/git", "diff", "--check"])
