@@ -272,9 +272,10 @@ def _emit(result: dict[str, Any], output_format: str, secrets: list[str]) -> Non
 
 def text_report(result: dict[str, Any]) -> str:
     """For people: the approval summary first, then errors, then the rest as key: value lines."""
-    lines = []
+    lines, shown_hash = [], None
     if result.get("approval_summary"):
         lines.append(summaries.text(result["approval_summary"]).rstrip("\n"))
+        shown_hash = result["approval_summary"]["plan_hash"]  # printed once, in the summary: not again below
     lines.append(f"command: {result.get('command')}  ok: {'yes' if result['ok'] else 'no'}")
     for error in result.get("errors", []):
         lines.append(f"  {error['code']} at {error['path'] or '/'}: {error['message']}")
@@ -283,7 +284,7 @@ def text_report(result: dict[str, Any]) -> str:
             f"  changed {change['path'] or '/'}: {json.dumps(change.get('old'))} -> {json.dumps(change.get('new'))}"
         )
     for key, value in result.items():
-        if key not in ("ok", "command", "errors", "approval_summary", "changes"):
+        if key not in ("ok", "command", "errors", "approval_summary", "changes") and value != shown_hash:
             lines.append(
                 f"{key}: {json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value}"
             )

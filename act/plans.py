@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, cast
 
-from act import aftermath, diff, judge, ledger, sources, statedir, steps, summary
+from act import aftermath, diff, judge, ledger, sources, statedir, steps, summary, summary_diff
 from act.build import initial as initial_builder
 from act.build import recurring
 from act.command import HEX64, Context
@@ -241,9 +241,21 @@ def run_init(ctx: Context) -> dict[str, Any]:
         "initial_plan_hash": result["initial_plan_hash"],
         "mode": result["mode"],
         "operations": result["operations"],
-        "approval_summary": summary.initial_summary(document, texts["pr_title"], texts["pr_body"]),
+        "approval_summary": summary.initial_summary(
+            document, texts["pr_title"], texts["pr_body"], _planned_diff(ctx, intent, document)
+        ),
         "next": _after_init(intent["mode"], directory),
     }
+
+
+def _planned_diff(ctx: Context, intent: dict[str, Any], document: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """The change the plan binds, read again for the person: shown only if it is still the hashed one."""
+    snapshot = document["initial_snapshot"]
+    try:
+        diff = sources.planned_diff(ctx.world, intent["checkout"], snapshot["base_sha"])
+    except ActError as error:  # the plan stands; the person is told the diff could not be shown
+        return summary_diff.withheld(f"the change could not be read again ({error.code}); nothing is shown")
+    return summary_diff.shown_diff(diff, snapshot["diff_sha256"], "/initial_snapshot/diff_sha256")
 
 
 def _execute_initial(directory: statedir.StateDir) -> str:
@@ -583,4 +595,3 @@ def run_status(ctx: Context) -> dict[str, Any]:
         # Once the loop has finished: what Codex said since (GitHub is read only then).
         "after_finalization": aftermath.after_finalization(ctx.world, directory),
     }
-

@@ -152,6 +152,14 @@ def changes_outside(world: World, checkout: str, paths: Sequence[str]) -> list[d
     ]
 
 
+def planned_diff(world: World, checkout: str, base_sha: str) -> bytes:
+    """The change from ``base_sha`` to the work tree, as the snapshot's ``diff_sha256`` hashes it."""
+    from observe import collect
+
+    with observing(), ExitStack() as stack:
+        return collect.git_observer(world.settings(), stack, checkout).diff_bytes(base_sha)
+
+
 def commands(argvs: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
     """``{argv, definition_sha256}`` for each command, in execution order."""
     from observe.git.observer import command_definition_sha256

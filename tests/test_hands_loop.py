@@ -3,6 +3,8 @@ registry folder, and the evaluator run as a subprocess on every document built."
 
 from __future__ import annotations
 
+import argparse
+import hashlib
 import json
 import os
 import stat
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from act import cli, statedir
+from act import summary as summaries
 from evaluator import markers, policy
 from evaluator.render import render_review_body
 from simulator.fakegithub import BODIES, PR_NUMBER, TOKEN, USERS, at, codex_body
@@ -90,6 +93,27 @@ def test_init_builds_validates_and_stores_a_reuse_plan_privately(capsys, world):
     ]
     assert summary["head_sha"] == world["head0"] and summary["base_sha"] == world["base"]
     assert TOKEN not in "".join(p.read_text() for p in state_dir.rglob("*") if p.is_file())
+
+
+def test_init_shows_the_bound_diff_and_withholds_one_read_after_the_file_changed(capsys, world):
+    """The summary's diff is the one whose SHA-256 the snapshot binds; once the file changes it is not shown."""
+    from act import plans, sources, summary_diff
+    from act.command import Context
+    from tests.test_approval_summary import check
+
+    made = loop(capsys, world, *init_args(world, "--mode", "approval-gated", "--reuse-pr", str(PR_NUMBER)))
+    document = json.loads((Path(made["state_dir"]) / "initial.json").read_text())
+    shown = made["approval_summary"]
+    ((key, diff, bound),) = check(shown, document)
+    base = document["initial_snapshot"]["base_sha"]
+    read = sources.planned_diff(sources.World(gh=str(world["gh"])), str(world["repo"]), base)
+    assert key == "diff" and hashlib.sha256(read).hexdigest() == bound == document["initial_snapshot"]["diff_sha256"]
+    assert diff["shown"] is True and diff["unified"] == read.decode().rstrip("\n").split("\n")
+    (world["repo"] / "src" / "app.py").write_text("print('changed after the plan')\n")
+    ctx = Context(world=sources.World(gh=str(world["gh"])), args=argparse.Namespace())
+    withheld, coverage = plans._planned_diff(ctx, {"checkout": str(world["repo"])}, document)
+    assert withheld["shown"] is False and "not the planned change" in withheld["why"] and "informational" in coverage
+    assert summary_diff.shown_diff(read, bound, "/initial_snapshot/diff_sha256")[0]["shown"] is True
 
 
 def test_execute_rebuilds_the_initial_plan_and_needs_the_exact_approval_and_names_every_change(capsys, world):
@@ -252,8 +276,11 @@ def test_a_new_pr_plan_with_title_and_body_files(capsys, world, tmp_path):
         == 0
     )
     text = capsys.readouterr().out
-    text_hash = next(line for line in text.splitlines() if line.startswith("initial_plan_hash: ")).split(": ")[1]
-    assert text.startswith(f"Plan (initial): {text_hash}\n") and "autonomous mode: this plan needs no approval" in text
+    text_hash = json.loads((tmp_path / "loop-state-text" / "initial.json").read_text())["initial_plan_hash"]
+    assert text.startswith("Plan (initial), autonomous\n") and "autonomous mode: this plan needs no approval" in text
+    assert text.count(text_hash) == 1 and f"\n{text_hash}\n" in text  # once, on its own line, easy to copy
+    assert "  diff (covered by the plan hash): 2 files, +2 -1\n    README | +1 -0\n" in text
+    assert "    | diff --git a/src/app.py b/src/app.py\n" in text and "    | +print('hello')\n" in text
     assert "    | Z\\xfcrich \\u2713" in text and "    - src/app.py" in text  # the body, line by line, ASCII-escaped
     assert (
         loop(
@@ -537,7 +564,8 @@ def test_a_remediation_plan_from_real_observations_approved_between_wakeups(caps
     assert carried["findings"] == [finding]
     shown = carried["approval_summary"]["threads"][0]
     assert shown["where"] == "src/app.py:1" and shown["priority"] == "P1"
-    assert shown["finding"].startswith(" ".join(BODIES["finding_comment_p1"].split())[:100])
+    assert shown["finding"].startswith(summaries.finding_excerpt(BODIES["finding_comment_p1"])[:100])
+    assert "P1 Badge</sub></sub> Wait for merge-queue" in shown["finding"] and "https://" not in shown["finding"]
     assert carried["action"] == "await-approval" and live["directory"].read("wakeup.json")["ended_at"]
     loop(capsys, world, "wakeup", "--observed-at", at(361), "--automation-key", key)  # not wakeup-claim-open
     command = json.dumps(["/usr/bin/git", "diff", "--check"])

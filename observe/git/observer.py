@@ -226,7 +226,11 @@ class GitObserver:
         return _utf8(out, "HEAD").strip()
 
     def diff_sha256(self, base_sha: str) -> str:
-        """SHA-256 of the complete change from base_sha to the work tree, untracked files included.
+        """SHA-256 of the complete change from base_sha to the work tree, untracked files included."""
+        return hashlib.sha256(self.diff_bytes(base_sha)).hexdigest()
+
+    def diff_bytes(self, base_sha: str) -> bytes:
+        """The complete change from base_sha to the work tree, untracked files included: what diff_sha256 hashes.
 
         Untracked, non-ignored files are added intent-to-add to a scratch copy of
         the index, so they appear as new files exactly as they will after commit;
@@ -243,8 +247,7 @@ class GitObserver:
                 add = ["-c", "core.splitIndex=false", "add", "--intent-to-add"]
                 add += ["--pathspec-from-file=-", "--pathspec-file-nul"]
                 self.runner.run(add, stdin=b"\0".join(untracked) + b"\0", index_file=index)
-            out = self.runner.run(["diff", *DIFF_OPTIONS, "--end-of-options", base_sha, "--"], index_file=index)[1]
-        return hashlib.sha256(out).hexdigest()
+            return self.runner.run(["diff", *DIFF_OPTIONS, "--end-of-options", base_sha, "--"], index_file=index)[1]
 
     def tree_diff_sha256(self, base_sha: str, head_sha: str) -> str:
         """The same diff bytes between two commits: what a push of head_sha carries over base_sha."""
