@@ -21,21 +21,63 @@ from typing import Any
 from act.errors import ActError, UsageError
 from observe.network import Network
 
+DEFAULT_API_URL = "https://api.github.com"
+# The flags a state directory's setup.json fixes at init (act/state_models.py, ``Setup``).
+ROUTE_FLAGS = ("gh", "api_url", "https_proxy", "ca_file", "registry")
 
-@dataclass(frozen=True)
+
+@dataclass
 class World:
     """Where observations come from: the GitHub API, the credential helper, the registry, the clock.
 
     ``secrets`` collects every token an observation resolved, so the command
     line can redact them from anything it prints (it never should need to).
+    Built from the flags and the environment; once a command opens a loop's
+    state directory, ``bind`` replaces the route with the one ``init`` recorded
+    there (the only time a World changes), and ``explicit`` (the flags as given)
+    must agree with it.
     """
 
-    api_url: str = "https://api.github.com"
+    api_url: str = DEFAULT_API_URL
     gh: str | None = None
     registry: str | None = None
     observed_at: str | None = None  # ISO-8601 with offset; None: now
     secrets: list[str] = field(default_factory=list)
     network: Network = field(default_factory=Network)  # the route to github.com (--https-proxy, --ca-file)
+    gh_config_dir: str | None = None  # where gh keeps the user's login; None: resolved from the environment
+    explicit: dict[str, str | None] = field(default_factory=dict)  # ROUTE_FLAGS as given on the command line
+    author: tuple[str, str] | None = None  # the commit identity setup.json recorded
+    bound_to: Path | None = None
+
+    def bind(self, directory: Any) -> None:
+        """Take the route and identity of the loop in ``directory`` (its setup.json), if it has one."""
+        from act import statedir
+        from act.state_models import Setup
+        from observe.network import NetworkSettingError
+
+        if self.bound_to == directory.path:
+            return
+        stored = directory.read_model_optional(statedir.SETUP, Setup)
+        if stored is None:
+            return  # a loop started before setup.json existed: the flags and the environment, as they were
+        for name in ROUTE_FLAGS:
+            given, recorded = self.explicit.get(name), getattr(stored, name)
+            if given is not None and given != recorded:
+                raise ActError(
+                    "route-changed",
+                    f"--{name.replace('_', '-')} {given!r} differs from {recorded!r}, which this loop was started "
+                    "with (setup.json); nothing is done",
+                    path=f"/{name}",
+                )
+        try:
+            network = Network(https_proxy=stored.https_proxy, ca_file=stored.ca_file)
+        except NetworkSettingError as error:
+            raise ActError("route-changed", f"the route this loop was started with is gone: {error}") from None
+        self.gh, self.gh_config_dir, self.api_url = stored.gh, stored.gh_config_dir, stored.api_url
+        self.registry, self.network = stored.registry, network
+        if stored.author_name is not None and stored.author_email is not None:
+            self.author = (stored.author_name, stored.author_email)
+        self.bound_to = directory.path
 
     def settings(self) -> Any:
         """The collector's settings for one observation."""
@@ -44,7 +86,12 @@ class World:
 
         instant = datetime.now(UTC) if self.observed_at is None else parse_timestamp(self.observed_at)
         return Settings(
-            api_url=self.api_url, gh_path=self.gh, observed_at=instant, secrets=self.secrets, network=self.network
+            api_url=self.api_url,
+            gh_path=self.gh,
+            observed_at=instant,
+            secrets=self.secrets,
+            network=self.network,
+            gh_config_dir=self.gh_config_dir,
         )
 
     def registry_root(self) -> Path:
@@ -94,6 +141,7 @@ def github_client(world: World, repository: str, *, use_cache: bool = True) -> A
         repository,
         api_url=world.api_url,
         gh_path=world.gh,
+        gh_config_dir=world.gh_config_dir,
         network=world.network,
         secrets=world.secrets,
         use_cache=use_cache,

@@ -31,7 +31,10 @@ def _execution(boundary: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def initial_summary(document: Mapping[str, Any], pr_title: str, pr_body: str) -> dict[str, Any]:
+def initial_summary(
+    document: Mapping[str, Any], pr_title: str, pr_body: str, *, commit_identity: str | None = None
+) -> dict[str, Any]:
+    """``commit_identity``: who every commit of the loop is by (the preflight found it; no digest binds it)."""
     snapshot, manifest = document["initial_snapshot"], document["initial_manifest"]
     reuse = snapshot["existing_pr_number"]
     return {
@@ -52,6 +55,7 @@ def initial_summary(document: Mapping[str, Any], pr_title: str, pr_body: str) ->
         "pr_body": pr_body,
         "paths": list(snapshot["paths"]),
         "commands": [list(c["argv"]) for c in snapshot["commands"]],
+        "commit_identity": commit_identity,
         "review_request_text": manifest["review_request_body_template"],
         "review_request_note": f"{policy.FINAL_HEAD_PLACEHOLDER} is replaced by the pushed head commit",
         "threads": [],

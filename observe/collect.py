@@ -72,6 +72,7 @@ class Settings:
     github_stats: list[dict[str, int]] = field(default_factory=list)
     secrets: list[str] = field(default_factory=list)  # every token in use, for the CLI to redact
     network: Network = field(default_factory=Network)  # the route to github.com, for the client and git alike
+    gh_config_dir: str | None = None  # where gh keeps the user's login; None: resolved from the environment
 
 
 # -- one function per subcommand ---------------------------------------------
@@ -319,6 +320,7 @@ def _github(settings: Settings, stack: ExitStack, repository: str) -> GitHubClie
         repository,
         api_url=settings.api_url,
         gh_path=settings.gh_path,
+        gh_config_dir=settings.gh_config_dir,
         network=settings.network,
         secrets=settings.secrets,
         sleep=settings.sleep,

@@ -24,6 +24,7 @@ def github_client(
     api_url: str,
     gh_path: str | None,
     network: Network,
+    gh_config_dir: str | None = None,
     secrets: list[str],
     use_cache: bool = True,
     sleep: Callable[[float], None] = time.sleep,
@@ -33,6 +34,6 @@ def github_client(
     The token comes from ``GH_TOKEN``, ``GITHUB_TOKEN`` or ``<gh_path> auth
     token``, never from whichever gh is first on PATH (observe/github/token.py).
     """
-    token = resolve_token(None, api_base_url=api_url, gh_path=gh_path)
+    token = resolve_token(None, api_base_url=api_url, gh_path=gh_path, gh_config_dir=gh_config_dir)
     secrets.append(token)  # redacted from every line printed from now on
     return GitHubClient(repository, host=api_url, token=token, network=network, use_cache=use_cache, sleep=sleep)
