@@ -22,7 +22,7 @@ from act import options
 from act import summary as summaries
 from act.command import Command, Context
 from act.errors import ActError, UsageError
-from act.sources import World
+from act.sources import DEFAULT_API_URL, ROUTE_FLAGS, World
 from observe.cli import UnknownFlagsFirstParser, add_network_options, network_from
 from observe.errors import UsageError as ObserveUsageError
 
@@ -150,8 +150,10 @@ def _common() -> _Parser:
     common = _Parser(add_help=False, allow_abbrev=False)
     common.add_argument("--state-dir", metavar="DIR", help="the loop's state directory")
     common.add_argument("--run-id", metavar="HEX", help="name the loop by run id (its default state directory)")
-    common.add_argument("--api-url", default="https://api.github.com", help="GitHub REST base URL")
-    common.add_argument("--gh", metavar="PATH", help="absolute path of the GitHub CLI (git's credential helper)")
+    common.add_argument("--api-url", help="GitHub REST base URL (default https://api.github.com)")
+    common.add_argument(
+        "--gh", metavar="PATH", help="absolute path of the GitHub CLI, git's credential helper (default: gh on PATH)"
+    )
     common.add_argument(
         "--registry", metavar="DIR", help="the Codex automation registry (default $CODEX_HOME/automations)"
     )
@@ -197,11 +199,34 @@ def _validate(args: argparse.Namespace) -> None:
 
 
 def _network(args: argparse.Namespace) -> Any:
-    """The route to github.com (--https-proxy, --ca-file), validated; a bad value is a usage error."""
+    """The route to github.com (--https-proxy, --ca-file, else HTTPS_PROXY/SSL_CERT_FILE), validated.
+
+    A bad value is a usage error. A loop's state directory replaces it with the route recorded at
+    init (``World.bind``).
+    """
     try:
-        return network_from(args)
+        return network_from(args, os.environ)
     except ObserveUsageError as error:
         raise UsageError(str(error)) from None
+
+
+def _world(args: argparse.Namespace, secrets: list[str]) -> World:
+    from observe.gh import GhSetupError, find_gh, gh_config_dir
+
+    try:
+        config_dir = gh_config_dir(os.environ)
+    except GhSetupError as error:
+        raise ActError(error.code, error.message) from None
+    return World(
+        api_url=args.api_url or DEFAULT_API_URL,
+        gh=find_gh(args.gh),
+        registry=args.registry,
+        observed_at=args.observed_at,
+        secrets=secrets,
+        network=_network(args),
+        gh_config_dir=config_dir,
+        explicit={name: getattr(args, name) for name in ROUTE_FLAGS},
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -215,14 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         _validate(args)
         output_format = args.format
         row = next(row for row in TABLE if row.name == args.subcommand)
-        world = World(
-            api_url=args.api_url,
-            gh=args.gh,
-            registry=args.registry,
-            observed_at=args.observed_at,
-            secrets=secrets,
-            network=_network(args),
-        )
+        world = _world(args, secrets)
         try:
             result: dict[str, Any] = {"ok": True, "command": args.subcommand, **row.runner()(Context(world, args))}
         finally:
@@ -232,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         result, status = {"ok": False, "command": name, "errors": [error.as_dict()]}, 2
     except ActError as error:
-        result, status = {"ok": False, "command": name, "errors": [error.as_dict()], **error.details}, 1
+        result, status = {"ok": False, "command": name, "errors": error.all_errors(), **error.details}, 1
     except KeyboardInterrupt:
         raise
     except Exception as error:  # never a traceback: a bug here must still fail closed

@@ -40,6 +40,7 @@ class Context:
                 raise UsageError("name the loop with --state-dir DIR or --run-id HEX")
             directory = statedir.StateDir(statedir.default_path(run_id))
         directory.check()
+        self.world.bind(directory)  # the route and identity init recorded, for this and every later step
         return directory
 
 

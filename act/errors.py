@@ -25,6 +25,22 @@ class ActError(Exception):
     def as_dict(self) -> dict[str, str]:
         return {"code": self.code, "path": self.path, "message": self.message}
 
+    def all_errors(self) -> list[dict[str, str]]:
+        """Every error this refusal carries (one, but for the preflight's list)."""
+        return [self.as_dict()]
+
+
+class PreflightError(ActError):
+    """Every setup check that failed at once (act/preflight.py); the first names the code."""
+
+    def __init__(self, errors: list[ActError]):
+        first = errors[0]
+        super().__init__(first.code, first.message, path=first.path, details=first.details)
+        self.errors = errors
+
+    def all_errors(self) -> list[dict[str, str]]:
+        return [error.as_dict() for error in self.errors]
+
 
 class UsageError(ActError):
     """A command line that cannot be run as given (exit 2)."""

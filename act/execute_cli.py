@@ -28,6 +28,7 @@ from act.errors import ActError
 from act.ghops import GitHubWriter
 from act.gitops import GitWriter
 from act.state_models import InitialPlan, InitialTexts, RecurringPlan
+from observe.gh import gh_config_dir
 
 EXECUTING = {"remediation": "execute-remediation", "finalization": "execute-finalization"}
 _EXECUTING_ROWS = ("execute-remediation", "execute-finalization", "finish-finalization")
@@ -42,7 +43,14 @@ def _github(ctx: Context, repository: str) -> GitHubWriter:
 
 def _git(ctx: Context, checkout: str, repository: str) -> GitWriter:
     with sources.observing():
-        return GitWriter(checkout, repository, gh_path=ctx.world.gh, network=ctx.world.network)
+        return GitWriter(
+            checkout,
+            repository,
+            gh_path=ctx.world.gh,
+            gh_config_dir=ctx.world.gh_config_dir or gh_config_dir(),
+            network=ctx.world.network,
+            identity=ctx.world.author,
+        )
 
 
 def _observed(call: Any) -> Any:
@@ -161,7 +169,11 @@ def _initial_job(ctx: Context, directory: statedir.StateDir, pending: InitialPla
 
     def recheck(operation: str, entry: dict[str, Any]) -> None:
         if operation == "fetch-base":
+            from act import preflight
+
             plans.rebuild_initial(ctx)  # fresh observations, the evaluator, the approved hash: or plan-changed
+            # After the approval and plan checks (their refusals come first), before the first write.
+            preflight.run_before_first_write(ctx.world, intent.checkout, snapshot["repository"], intent.base_branch)
 
     return core.Job(
         directory=directory,

@@ -23,22 +23,54 @@ from observe.git.paths import recheck_path_records
 from observe.network import Network
 
 ZERO_SHA = "0" * 40
-# Variables the gh credential helper may need; handed over by name, recorded as "<present>".
-CREDENTIAL_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN", "GH_CONFIG_DIR")
+# Tokens gh reads before its stored login; handed over by name, recorded as "<present>".
+TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN")
 
 
-def credential_environment(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
-    return {name: environ[name] for name in CREDENTIAL_VARIABLES if environ.get(name)}
+def credential_environment(gh_config_dir: str, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """What git's gh helper runs with: a token variable if set, and always where gh keeps the user's login.
+
+    The runner's HOME is empty, so without GH_CONFIG_DIR gh would look for hosts.yml there and
+    find no `gh auth login`.
+    """
+    found = {name: environ[name] for name in TOKEN_VARIABLES if environ.get(name)}
+    return {**found, "GH_CONFIG_DIR": gh_config_dir}
+
+
+def identity_environment(name: str, email: str) -> dict[str, str]:
+    """The commit identity for git, as author and committer alike."""
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
 
 
 class GitWriter:
-    """One checkout, written through the observer's hardened runner (a context manager: it owns an empty HOME)."""
+    """One checkout, written through the observer's hardened runner (a context manager: it owns an empty HOME).
 
-    def __init__(self, checkout: str, repository: str, *, gh_path: str | None, network: Network):
+    ``identity`` (``user.name``, ``user.email``), when given, is what every commit carries; without it
+    git falls back to the repository's own config.
+    """
+
+    def __init__(
+        self,
+        checkout: str,
+        repository: str,
+        *,
+        gh_path: str | None,
+        gh_config_dir: str,
+        network: Network,
+        identity: tuple[str, str] | None = None,
+    ):
         self.repository = repository
         self.url = canonical_github_url(repository)
-        self.observer = GitObserver(checkout, gh_path=gh_path, network=network, credential_env=credential_environment())
+        self.observer = GitObserver(
+            checkout, gh_path=gh_path, network=network, credential_env=credential_environment(gh_config_dir)
+        )
         self.worktree = self.observer.worktree
+        self.identity = identity_environment(*identity) if identity is not None else None
 
     def __enter__(self) -> GitWriter:
         return self
@@ -75,6 +107,15 @@ class GitWriter:
 
     def message(self, sha: str) -> str:
         return self._text(["cat-file", "commit", sha])[1].split("\n\n", 1)[1]
+
+    def credential_available(self) -> bool:
+        """Whether git's one credential helper (gh) answers for github.com: ``git credential fill``, no network.
+
+        The answer (it holds the token) is read and dropped here, never returned.
+        """
+        request = b"protocol=https\nhost=github.com\n\n"
+        code, out = self.observer.runner.run(["credential", "fill"], stdin=request, ok_codes=range(256), network=True)
+        return code == 0 and any(line.startswith(b"password=") and len(line) > 9 for line in out.splitlines())
 
     def remote_tip(self, branch: str) -> str | None:
         """The branch tip on GitHub now (``ls-remote`` of the canonical URL), None when it does not exist."""
@@ -190,7 +231,11 @@ class GitWriter:
                 "execute` again",
                 path="/paths",
             )
-        self._text(["commit", "--no-verify", "--cleanup=verbatim", "--file=-"], stdin=message.encode("utf-8"))
+        self.observer.runner.run(
+            ["commit", "--no-verify", "--cleanup=verbatim", "--file=-"],
+            stdin=message.encode("utf-8"),
+            identity=self.identity,
+        )
         new_head = self.head()
         if self.parent(new_head) != parent_sha:
             raise ActError(

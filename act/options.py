@@ -43,6 +43,17 @@ def init(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--body", help="the new PR's body")
     parser.add_argument("--body-file", metavar="PATH", help="the new PR's body, read exactly from a UTF-8 file")
     parser.add_argument(
+        "--author-name", metavar="NAME", help="the commits' author and committer name (default: git's user.name)"
+    )
+    parser.add_argument(
+        "--author-email", metavar="EMAIL", help="the commits' author and committer e-mail (default: git's user.email)"
+    )
+    parser.add_argument(
+        "--no-network-preflight",
+        action="store_true",
+        help="plan offline: skip the gh login and git ls-remote checks (execute runs them before its first write)",
+    )
+    parser.add_argument(
         "--reuse-pr",
         type=int,
         metavar="N",

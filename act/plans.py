@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from act import aftermath, diff, judge, ledger, sources, statedir, steps, summary, summary_diff
 from act.build import initial as initial_builder
@@ -30,11 +30,15 @@ from act.state_models import (
     Intent,
     PendingPlan,
     RemediationPlan,
+    Setup,
     Wakeup,
     WakeupNotes,
     build,
 )
 from evaluator import markers
+
+if TYPE_CHECKING:
+    from act.preflight import CommitIdentity  # imported by run_init: other commands need none of git
 
 PLAN_ACTIONS = {
     "remediation": ("await-approval", "claim-plan", "execute-remediation"),
@@ -210,7 +214,18 @@ def _build_initial(intent: dict[str, Any], snapshot: dict[str, Any], texts: dict
 def run_init(ctx: Context) -> dict[str, Any]:
     if ctx.args.run_id:
         raise UsageError("init generates the run id; give no --run-id")
+    from act import preflight
+
     intent = _intent(ctx)
+    # Before anything is observed for the plan, and long before anything is written or approved.
+    identity = preflight.run(
+        ctx.world,
+        intent["checkout"],
+        intent["repository"],
+        intent["base_branch"],
+        {"user.name": ctx.args.author_name, "user.email": ctx.args.author_email},
+        network=not ctx.args.no_network_preflight,
+    )
     run_id = initial_builder.new_run_id()
     intent.update(run_id=run_id, review_request_body_template=markers.default_review_template(run_id, 0))
     snapshot, texts = _observe_initial(ctx, intent)
@@ -220,6 +235,7 @@ def run_init(ctx: Context) -> dict[str, Any]:
     directory = statedir.StateDir.create(path, checkout=intent["checkout"])
     built_at = statedir.now_text()
     directory.write_model(statedir.INTENT, build(Intent, {**intent, "created_at": built_at}))
+    directory.write_model(statedir.SETUP, _setup(ctx.world, identity))
     directory.write(statedir.INITIAL, document)
     directory.write_model(statedir.INITIAL_TEXTS, build(InitialTexts, texts))
     directory.write(statedir.INITIAL_RESULT, {"validated_at": built_at, "rebuilt": False, "result": result})
@@ -242,7 +258,11 @@ def run_init(ctx: Context) -> dict[str, Any]:
         "mode": result["mode"],
         "operations": result["operations"],
         "approval_summary": summary.initial_summary(
-            document, texts["pr_title"], texts["pr_body"], _planned_diff(ctx, intent, document)
+            document,
+            texts["pr_title"],
+            texts["pr_body"],
+            _planned_diff(ctx, intent, document),
+            commit_identity=identity.shown(),
         ),
         "next": _after_init(intent["mode"], directory),
     }
@@ -256,6 +276,26 @@ def _planned_diff(ctx: Context, intent: dict[str, Any], document: dict[str, Any]
     except ActError as error:  # the plan stands; the person is told the diff could not be shown
         return summary_diff.withheld(f"the change could not be read again ({error.code}); nothing is shown")
     return summary_diff.shown_diff(diff, snapshot["diff_sha256"], "/initial_snapshot/diff_sha256")
+
+
+def _setup(world: sources.World, identity: CommitIdentity) -> Setup:
+    """What every later command of this loop runs with (act/state_models.py, ``Setup``)."""
+    assert world.gh is not None and world.gh_config_dir is not None  # the preflight passed
+    return build(
+        Setup,
+        {
+            "version": 1,
+            "gh": world.gh,
+            "gh_config_dir": world.gh_config_dir,
+            "api_url": world.api_url,
+            "https_proxy": world.network.https_proxy,
+            "ca_file": world.network.ca_file,
+            "registry": world.registry,
+            "author_name": identity.name,
+            "author_email": identity.email,
+            "author_source": identity.source,
+        },
+    )
 
 
 def _execute_initial(directory: statedir.StateDir) -> str:

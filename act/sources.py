@@ -21,36 +21,85 @@ from typing import TYPE_CHECKING, Any
 from act.errors import ActError, UsageError
 from observe.network import Network
 
+DEFAULT_API_URL = "https://api.github.com"
+# The flags a state directory's setup.json fixes at init (act/state_models.py, ``Setup``).
+ROUTE_FLAGS = ("gh", "api_url", "https_proxy", "ca_file", "registry")
+
 if TYPE_CHECKING:
     from observe.github.client import GitHubClient
     from observe.github.connect import GitHubSession
 
 
-@dataclass(frozen=True)
+@dataclass
 class World:
     """Where observations come from: the GitHub API, the credential helper, the registry, the clock.
 
     ``secrets`` collects every token an observation resolved, so the command
     line can redact them from anything it prints (it never should need to).
+    Built from the flags and the environment; once a command opens a loop's
+    state directory, ``bind`` replaces the route with the one ``init`` recorded
+    there (the only time a World changes), and ``explicit`` (the flags as given)
+    must agree with it.
     """
 
-    api_url: str = "https://api.github.com"
+    api_url: str = DEFAULT_API_URL
     gh: str | None = None
     registry: str | None = None
     observed_at: str | None = None  # ISO-8601 with offset; None: now
     secrets: list[str] = field(default_factory=list)
     network: Network = field(default_factory=Network)  # the route to github.com (--https-proxy, --ca-file)
+    gh_config_dir: str | None = None  # where gh keeps the user's login; None: resolved from the environment
+    explicit: dict[str, str | None] = field(default_factory=dict)  # ROUTE_FLAGS as given on the command line
+    author: tuple[str, str] | None = None  # the commit identity setup.json recorded
+    bound_to: Path | None = None
     # The command's one GitHub session (observe/github/connect.py), made at first use; loop.py closes it.
     session: GitHubSession | None = None
+
+    def bind(self, directory: Any) -> None:
+        """Take the route and identity of the loop in ``directory`` (its setup.json), if it has one."""
+        from act import statedir
+        from act.state_models import Setup
+        from observe.network import NetworkSettingError
+
+        if self.bound_to == directory.path:
+            return
+        stored = directory.read_model_optional(statedir.SETUP, Setup)
+        if stored is None:
+            return  # a loop started before setup.json existed: the flags and the environment, as they were
+        for name in ROUTE_FLAGS:
+            given, recorded = self.explicit.get(name), getattr(stored, name)
+            if given is not None and given != recorded:
+                raise ActError(
+                    "route-changed",
+                    f"--{name.replace('_', '-')} {given!r} differs from {recorded!r}, which this loop was started "
+                    "with (setup.json); nothing is done",
+                    path=f"/{name}",
+                )
+        try:
+            network = Network(https_proxy=stored.https_proxy, ca_file=stored.ca_file)
+        except NetworkSettingError as error:
+            raise ActError("route-changed", f"the route this loop was started with is gone: {error}") from None
+        if self.session is not None:  # a client of the flags' route must not serve the loop's
+            self.session.close()
+            self.session = None
+        self.gh, self.gh_config_dir, self.api_url = stored.gh, stored.gh_config_dir, stored.api_url
+        self.registry, self.network = stored.registry, network
+        if stored.author_name is not None and stored.author_email is not None:
+            self.author = (stored.author_name, stored.author_email)
+        self.bound_to = directory.path
 
     def github_session(self) -> GitHubSession:
         """The command's one GitHub session, made at first use (a command that never reads GitHub loads no ghapi)."""
         from observe.github.connect import GitHubSession
 
-        if self.session is None:  # frozen: set here, once
-            session = GitHubSession(api_url=self.api_url, gh_path=self.gh, network=self.network, secrets=self.secrets)
-            object.__setattr__(self, "session", session)
-        assert self.session is not None
+        if self.session is None:  # after ``bind``: the route is the loop's own by then
+            self.session = GitHubSession(
+                api_url=self.api_url,
+                gh_path=self.gh,
+                gh_config_dir=self.gh_config_dir,
+                network=self.network,
+                secrets=self.secrets,
+            )
         return self.session
 
     def settings(self) -> Any:
@@ -65,6 +114,7 @@ class World:
             observed_at=instant,
             secrets=self.secrets,
             network=self.network,
+            gh_config_dir=self.gh_config_dir,
             github=lambda repository: self.github_session().client(repository),
         )
 

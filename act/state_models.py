@@ -74,6 +74,27 @@ class Intent(Strict):
     created_at: Timestamp
 
 
+class Setup(Strict):
+    """``setup.json``: how this machine runs the loop, fixed at ``init`` and used by every later command.
+
+    The automation's wakeups run ``loop.py next --state-dir DIR`` with no other flag and perhaps
+    another environment: they take the route (gh, its configuration, the API, proxy, CA, registry)
+    and the commit identity from here. A later flag that names another value is refused
+    (``route-changed``), never silently preferred (references/prerequisites.md).
+    """
+
+    version: Literal[1]
+    gh: str  # as given or found on PATH; checked as trusted, and resolved, each time it runs
+    gh_config_dir: str
+    api_url: str
+    https_proxy: str | None
+    ca_file: str | None
+    registry: str | None
+    author_name: str | None  # None: a plan that commits nothing
+    author_email: str | None
+    author_source: str | None
+
+
 class InitialTexts(Strict):
     """``initial-texts.json``: the PR title and body the initial plan's digests bind."""
 

@@ -50,6 +50,7 @@ AUTOMATION = "automation.json"
 PROMPT = "prompt.json"
 PLANS = "plans"
 NOTES = "notes.json"
+SETUP = "setup.json"
 
 
 def now_text() -> str:

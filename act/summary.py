@@ -72,9 +72,15 @@ def _commands(commands: Sequence[Mapping[str, Any]], at: str) -> tuple[list[list
 
 
 def initial_summary(
-    document: Mapping[str, Any], pr_title: str, pr_body: str, diff: tuple[dict[str, Any], Coverage]
+    document: Mapping[str, Any],
+    pr_title: str,
+    pr_body: str,
+    diff: tuple[dict[str, Any], Coverage],
+    *,
+    commit_identity: str | None = None,
 ) -> dict[str, Any]:
-    """``diff``: the planned change as ``summary_diff`` shows it (or withholds it)."""
+    """``diff``: the planned change as ``summary_diff`` shows it (or withholds it); ``commit_identity``: who
+    every commit of the loop is by (the preflight found it; no digest binds it)."""
     snapshot, manifest = document["initial_snapshot"], document["initial_manifest"]
     reuse = snapshot["existing_pr_number"]
     commands, commands_coverage = _commands(snapshot["commands"], "/initial_snapshot/commands")
@@ -99,6 +105,7 @@ def initial_summary(
         "paths": (list(snapshot["paths"]), _at("/initial_snapshot/paths")),
         "diff": diff,
         "commands": (commands, commands_coverage),
+        "commit_identity": (commit_identity, _informational("the author of the loop's commits; no digest binds it")),
         "review_request_text": (
             manifest["review_request_body_template"],
             _at("/initial_manifest/review_request_body_template"),

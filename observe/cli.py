@@ -24,13 +24,14 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from evaluator.redact import contains_secret, redact
 from observe.errors import ObserveError, UsageError
-from observe.network import Network, NetworkSettingError
+from observe.gh import find_gh
+from observe.network import Network, NetworkSettingError, from_environment
 
 if TYPE_CHECKING:
     from observe import collect  # imported by main(): --help and usage errors need none of it
@@ -159,9 +160,15 @@ def add_network_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ca-file", metavar="PATH", help="extra PEM CA to trust (absolute path)")
 
 
-def network_from(args: argparse.Namespace) -> Network:
-    """The validated Network of --https-proxy/--ca-file; a bad value is a usage error."""
+def network_from(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Network:
+    """The validated Network of --https-proxy/--ca-file; a bad value is a usage error.
+
+    With neither flag, ``environ`` (when given) may name the route: HTTPS_PROXY and
+    SSL_CERT_FILE, then taken by git too (observe/network.py, ``from_environment``).
+    """
     try:
+        if args.https_proxy is None and args.ca_file is None and environ is not None:
+            return from_environment(environ, args.api_url or "https://api.github.com")
         return Network(https_proxy=args.https_proxy, ca_file=args.ca_file)
     except NetworkSettingError as error:
         raise UsageError(str(error)) from None
@@ -278,11 +285,11 @@ def main(argv: list[str] | None = None, *, sleep: Callable[[float], None] = time
 
         settings = collect.Settings(
             api_url=args.api_url,
-            gh_path=args.gh,
+            gh_path=find_gh(args.gh),  # --gh, else the gh on PATH (checked as trusted where it runs)
             observed_at=_observed_at(args.observed_at),
             sleep=sleep,
             secrets=secrets,
-            network=network_from(args),
+            network=network_from(args, os.environ),
         )
         document = _collect(args, settings)
     except UsageError as error:

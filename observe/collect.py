@@ -75,6 +75,7 @@ class Settings:
     # The command's own client of a repository, shared by all its observations and closed with the command
     # (loop.py's GitHub session); None: each observation builds its client and closes it.
     github: Callable[[str], GitHubClient] | None = None
+    gh_config_dir: str | None = None  # where gh keeps the user's login; None: resolved from the environment
 
 
 # -- one function per subcommand ---------------------------------------------
@@ -324,6 +325,7 @@ def _github(settings: Settings, stack: ExitStack, repository: str) -> GitHubClie
         repository,
         api_url=settings.api_url,
         gh_path=settings.gh_path,
+        gh_config_dir=settings.gh_config_dir,
         network=settings.network,
         secrets=settings.secrets,
         sleep=settings.sleep,

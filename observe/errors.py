@@ -49,7 +49,10 @@ GITHUB_CODES: Mapping[str, str] = {
 
 GIT_CODES: Mapping[str, str] = {
     "git-not-executable": "git is not given as an absolute path, or cannot be run",
-    "git-credential-helper-unsafe": "gh is not an existing plain absolute path",
+    "git-credential-helper-unsafe": "gh is not a trusted executable at a plain absolute path",
+    "git-identity-unreadable": "a git config file with the commit identity cannot be read, or its value is unusable",
+    "gh-not-found": "no gh on PATH and no --gh, or the gh named cannot be found",
+    "gh-config-dir-invalid": "GH_CONFIG_DIR (or HOME, where gh's configuration is looked for) is not absolute",
     "git-credential-env-invalid": "the credential environment cannot be built safely",
     "git-home-not-empty": "the private HOME of the runner is missing or no longer empty",
     "git-timeout": "a git command ran past its time limit",
@@ -165,9 +168,12 @@ NEXT_STEPS: Mapping[str, str] = {
     "github-response-too-large": "an answer was too large to read safely: report it; no write is made",
     "git-not-executable": "install git and make sure it runs (`git --version`)",
     "git-credential-helper-unsafe": (
-        "pass the GitHub CLI with --gh PATH: an absolute path of letters, digits and / . _ - (find it with `command "
-        "-v gh`)"
+        "use a gh owned by root or you and writable by no one else (`chmod go-w` it and its directories), at an "
+        "absolute path of letters, digits and / . _ + - (pass it with --gh PATH)"
     ),
+    "git-identity-unreadable": "fix the file the message names (`git config --global --edit`), then run again",
+    "gh-not-found": "install the GitHub CLI (https://cli.github.com) and run `gh auth login`, or pass --gh PATH",
+    "gh-config-dir-invalid": "set GH_CONFIG_DIR to the absolute path of gh's configuration directory",
     "git-credential-env-invalid": "run without unusual credential variables (only GH_TOKEN, GITHUB_TOKEN, GH_HOST ...)",
     "git-home-not-empty": "run the same command again (a private temporary HOME was disturbed)",
     "git-timeout": "check the network route to github.com and the repository's size, then run again",

@@ -15,9 +15,11 @@ the CA file is an absolute path to a regular, non-empty PEM file.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import ssl
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -64,6 +66,47 @@ class Network:
         }
 
 
+# Where the environment names a route: the proxy (lowercase first, as curl and httpx read it) and the CA.
+PROXY_VARIABLES = ("https_proxy", "HTTPS_PROXY")
+CA_VARIABLES = ("SSL_CERT_FILE",)
+_GITHUB_HOSTS = ("github.com", "api.github.com")
+
+
+def from_environment(environ: Mapping[str, str], api_url: str) -> Network:
+    """The route the environment names (HTTPS_PROXY, SSL_CERT_FILE), for git and the GitHub client alike.
+
+    The GitHub client would otherwise follow these variables and git, whose
+    environment is built from nothing, would not: the two must take one route.
+    NO_PROXY naming github.com (or ``*``) and a loopback API leave the proxy out.
+    """
+    proxy_variable = next((name for name in PROXY_VARIABLES if environ.get(name)), None)
+    proxy = environ[proxy_variable] if proxy_variable else None
+    api_host = urlsplit(api_url).hostname or ""
+    if proxy is not None and (_loopback(api_host) or _no_proxy(environ, (*_GITHUB_HOSTS, api_host))):
+        proxy = None
+    ca_file = next((environ[name] for name in CA_VARIABLES if environ.get(name)), None)
+    try:
+        return Network(https_proxy=proxy, ca_file=ca_file)
+    except NetworkSettingError as error:
+        named = " and ".join(filter(None, (proxy and proxy_variable, ca_file and "SSL_CERT_FILE")))
+        raise NetworkSettingError(f"{error} (from {named} in the environment)") from None
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _no_proxy(environ: Mapping[str, str], hosts: tuple[str, ...]) -> bool:
+    listed = environ.get("no_proxy") or environ.get("NO_PROXY") or ""
+    entries = [entry.strip().lower().lstrip(".") for entry in listed.split(",")]
+    return any(e == "*" or any(h == e or h.endswith("." + e) for h in hosts) for e in entries if e)
+
+
 def _check_proxy(url: str) -> None:
     parts = urlsplit(url)
     try:
@@ -71,13 +114,16 @@ def _check_proxy(url: str) -> None:
     except ValueError:
         port = None
     if (
-        parts.scheme not in ("http", "https") or not parts.hostname or port is None
-        or parts.username is not None or parts.password is not None
-        or parts.path not in ("", "/") or parts.query or parts.fragment
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or port is None
+        or parts.username is not None
+        or parts.password is not None
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
     ):
-        raise NetworkSettingError(
-            "the HTTPS proxy must be http(s)://HOST:PORT with no credentials, path or query"
-        )
+        raise NetworkSettingError("the HTTPS proxy must be http(s)://HOST:PORT with no credentials, path or query")
 
 
 def _check_ca_file(path: str) -> None:

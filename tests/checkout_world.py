@@ -79,3 +79,7 @@ def change_args(world: dict[str, Any], *, path: str = "src/app.py", validate: bo
     names = ["--checkout", str(world["repo"]), "--repository", REPOSITORY, "--base", "main", "--head", "feature/loop"]
     validation = ["--command", json.dumps(["/usr/bin/git", "diff", "--check"])] if validate else []
     return [*names, "--path", path, *validation, "--commit", "--push"]
+
+
+# This world has no git server behind github.com: loop.py init plans offline here.
+OFFLINE = "--no-network-preflight"

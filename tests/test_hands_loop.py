@@ -46,7 +46,7 @@ def loop(capsys, world, *args: str, status: int = 0) -> dict:
 
 
 def init_args(world, *extra: str) -> list[str]:
-    return ["init", *checkout_world.change_args(world), *extra]
+    return ["init", *checkout_world.change_args(world), checkout_world.OFFLINE, *extra]
 
 
 def write_automation(world, automation_id: str, name: str, prompt: str, status: str) -> None:
@@ -241,6 +241,7 @@ def test_a_new_pr_plan_with_title_and_body_files(capsys, world, tmp_path):
         "Fix greeting",
         "--body-file",
         str(tmp_path / "body.md"),
+        checkout_world.OFFLINE,
     ]
     made = loop(capsys, world, *new_pr, "--state-dir", str(tmp_path / "loop-state"))
     assert made["operations"] == [
@@ -303,6 +304,7 @@ def test_a_new_pr_plan_with_title_and_body_files(capsys, world, tmp_path):
             "Fix",
             "--body",
             "B",
+            checkout_world.OFFLINE,
             "--state-dir",
             str(world["repo"] / "state"),
             status=1,

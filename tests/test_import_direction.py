@@ -19,12 +19,13 @@ ALLOWED = {
     "evaluator": (),
     "observe.errors": (),
     "observe.network": ("observe.errors",),
-    "observe.github": ("evaluator", "observe.errors", "observe.network"),
-    "observe.git": ("evaluator", "observe.errors", "observe.network"),
+    "observe.gh": (),  # finding and trusting the GitHub CLI: git and the GitHub client share it
+    "observe.github": ("evaluator", "observe.errors", "observe.network", "observe.gh"),
+    "observe.git": ("evaluator", "observe.errors", "observe.network", "observe.gh"),
     "observe.registry": ("evaluator", "observe.errors"),
     "observe.evaluator_digest": ("observe.errors",),
     "observe.collect": ("evaluator", "observe"),
-    "observe.cli": ("evaluator", "observe.collect", "observe.errors", "observe.network"),
+    "observe.cli": ("evaluator", "observe.collect", "observe.errors", "observe.network", "observe.gh"),
     "observe": ("evaluator", "observe"),
     "simulator": (),
     "tools": ("evaluator", "tools"),
@@ -84,4 +85,7 @@ def test_the_rules_catch_a_forbidden_import(tmp_path):
     assert project_imports(probe) == {"tests.helpers.ROOT", "observe.cli"}
     prefix, allowed = rule_for("bench.github_requests")
     assert prefix == "bench" and not any(within("tests.helpers", target) for target in allowed)
-    assert rule_for("observe.github.client") == ("observe.github", ("evaluator", "observe.errors", "observe.network"))
+    assert rule_for("observe.github.client") == (
+        "observe.github",
+        ("evaluator", "observe.errors", "observe.network", "observe.gh"),
+    )

@@ -27,6 +27,7 @@ from dataclasses import replace
 from evaluator import policy
 from evaluator.canonical import digest, text_digest
 from evaluator.formats import REMOTE_NAME
+from observe.gh import GhSetupError, find_gh, trusted_gh
 from observe.git.config import (
     ConfigEntry,
     canonical_github_url,
@@ -38,6 +39,7 @@ from observe.git.config import (
     repository_entries,
     transport_url_sha256,
 )
+from observe.git.identity import IdentityError, IdentityField, commit_identity
 from observe.git.paths import (
     command_definition_sha256,
     directory_sha256,
@@ -77,7 +79,6 @@ __all__ = [
     "transport_url_sha256",
 ]
 
-_SAFE_EXECUTABLE = re.compile(r"/[A-Za-z0-9/._+-]+")  # runs through the shell inside a credential helper
 _SHA = re.compile(r"[0-9a-f]{40}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _METADATA_FILES = ("info/exclude", "info/grafts", "objects/info/alternates", "shallow")
@@ -105,12 +106,13 @@ class GitObserver:
         self.worktree = os.path.realpath(worktree)
         self.git_dir, self.common_dir = resolve_git_dirs(self.worktree)
         git_path = git_path or shutil.which("git", path=FIXED_PATH)
-        gh_path = gh_path or shutil.which("gh", path=FIXED_PATH)
         if not git_path or not os.path.isabs(git_path):
             raise GitObservationError("git-not-executable", "git must be given as an absolute path")
-        if not gh_path or not _SAFE_EXECUTABLE.fullmatch(gh_path) or not os.path.isfile(gh_path):
-            # The helper runs through the shell, so its path must need no quoting.
-            raise GitObservationError("git-credential-helper-unsafe", "gh must be an existing plain absolute path")
+        try:
+            # The helper runs what was checked: the real path, never a symlink that could be swapped.
+            gh_path = trusted_gh(find_gh(gh_path))
+        except GhSetupError as error:
+            raise GitObservationError(error.code, error.message) from None
         credential_env = dict(credential_env or {})
         if not set(credential_env) <= set(CREDENTIAL_VARIABLES):
             message = f"credential variables must be among {CREDENTIAL_VARIABLES}"
@@ -288,6 +290,13 @@ class GitObserver:
                 what = "unmerged" if kind == "u" else "staged" if state[0] != "." else "modified"
                 changed.append((fields[-1], what))
         return sorted(changed)
+
+    def commit_identity(self, explicit: Mapping[str, str | None]) -> dict[str, IdentityField | None]:
+        """``user.name``/``user.email`` the commit will carry, each with its source (observe/git/identity.py)."""
+        try:
+            return commit_identity(self.runner.git_path, self._config_entries(), explicit)
+        except IdentityError as error:
+            raise GitObservationError("git-identity-unreadable", str(error)) from None
 
     def remote_refs_sha256(self, remote: str) -> str:
         return digest(self._ref_records(f"refs/remotes/{self._remote(remote)}/"))

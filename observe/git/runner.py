@@ -35,6 +35,8 @@ HOME_PLACEHOLDER = "<empty-directory>"
 SECRET_PLACEHOLDER = "<present>"
 # Variables the gh credential helper may need on network commands; recorded by name only.
 CREDENTIAL_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN", "GH_CONFIG_DIR")
+# The commit identity, given to the commit explicitly (the user's global config is never read by git).
+IDENTITY_VARIABLES = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
 
 BASE_ENVIRONMENT = {
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -180,12 +182,18 @@ class GitRunner:
             argv += ["-c", item]
         return argv
 
-    def environment(self, *, network: bool = False, index_file: str | None = None) -> dict[str, str]:
+    def environment(
+        self, *, network: bool = False, index_file: str | None = None, identity: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
         env = dict(BASE_ENVIRONMENT, HOME=self.home)
         if index_file is not None:
             env["GIT_INDEX_FILE"] = index_file
         if network:
             env.update(self.credential_env)
+        if identity:
+            if not set(identity) <= set(IDENTITY_VARIABLES):
+                raise ValueError(f"identity variables must be among {IDENTITY_VARIABLES}")  # a bug, never input
+            env.update(identity)
         return env
 
     def invocation_document(self, git_version: str) -> dict:
@@ -212,11 +220,14 @@ class GitRunner:
         ok_codes: Iterable[int] = (0,),
         network: bool = False,
         index_file: str | None = None,
+        identity: Mapping[str, str] | None = None,
     ) -> tuple[int, bytes]:
         guarded = self.config_listing_sha256 is not None and _subcommand(args) not in DRIVER_FREE_SUBCOMMANDS
         if guarded:
             self._require_unchanged_config("before")
-        result = self._run(args, stdin=stdin, ok_codes=ok_codes, network=network, index_file=index_file)
+        result = self._run(
+            args, stdin=stdin, ok_codes=ok_codes, network=network, index_file=index_file, identity=identity
+        )
         if guarded:
             self._require_unchanged_config("after")
         return result
@@ -238,6 +249,7 @@ class GitRunner:
         ok_codes: Iterable[int] = (0,),
         network: bool = False,
         index_file: str | None = None,
+        identity: Mapping[str, str] | None = None,
     ) -> tuple[int, bytes]:
         try:
             home_entries = os.listdir(self.home)
@@ -253,7 +265,7 @@ class GitRunner:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=self.environment(network=network, index_file=index_file),
+                env=self.environment(network=network, index_file=index_file, identity=identity),
                 cwd=self.worktree,
                 start_new_session=True,  # so a timeout can end git and anything it started
             )

@@ -29,6 +29,7 @@ def github_client(
     api_url: str,
     gh_path: str | None,
     network: Network,
+    gh_config_dir: str | None = None,
     secrets: list[str],
     use_cache: bool = True,
     sleep: Callable[[float], None] = time.sleep,
@@ -38,7 +39,7 @@ def github_client(
     The token comes from ``GH_TOKEN``, ``GITHUB_TOKEN`` or ``<gh_path> auth
     token``, never from whichever gh is first on PATH (observe/github/token.py).
     """
-    token = resolve_token(None, api_base_url=api_url, gh_path=gh_path)
+    token = resolve_token(None, api_base_url=api_url, gh_path=gh_path, gh_config_dir=gh_config_dir)
     secrets.append(token)  # redacted from every line printed from now on
     return GitHubClient(repository, host=api_url, token=token, network=network, use_cache=use_cache, sleep=sleep)
 
@@ -51,11 +52,12 @@ class GitHubSession:
         *,
         api_url: str,
         gh_path: str | None,
+        gh_config_dir: str | None,
         network: Network,
         secrets: list[str],
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self._route = (api_url, gh_path, network)
+        self._route = (api_url, gh_path, gh_config_dir, network)
         self._secrets, self._sleep = secrets, sleep
         self._token: str | None = None
         self._clients: dict[str, GitHubClient] = {}
@@ -64,9 +66,9 @@ class GitHubSession:
     def client(self, repository: str) -> GitHubClient:
         """The command's client for ``repository``, built at first use."""
         if repository not in self._clients:
-            api_url, gh_path, network = self._route
+            api_url, gh_path, gh_config_dir, network = self._route
             if self._token is None:
-                self._token = resolve_token(None, api_base_url=api_url, gh_path=gh_path)
+                self._token = resolve_token(None, api_base_url=api_url, gh_path=gh_path, gh_config_dir=gh_config_dir)
                 self._secrets.append(self._token)  # redacted from every line printed from now on
             self._clients[repository] = GitHubClient(
                 repository, host=api_url, token=self._token, network=network, sleep=self._sleep

@@ -18,6 +18,8 @@ import subprocess
 from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
+from observe.gh import GhSetupError, gh_environment, trusted_gh
+from observe.gh import gh_config_dir as default_gh_config_dir
 from observe.github.errors import GitHubObservationError
 
 GH_CLI_TIMEOUT_SECONDS = 10.0
@@ -43,9 +45,14 @@ def resolve_token(
     api_base_url: str = "https://api.github.com",
     environ: Mapping[str, str] | None = None,
     gh_path: str | None = None,
+    gh_config_dir: str | None = None,
     run: Callable[..., subprocess.CompletedProcess] = subprocess.run,
 ) -> str:
-    """Return the token to use, or raise ``github-token-missing``."""
+    """Return the token to use, or raise ``github-token-missing``.
+
+    gh runs only once checked as trusted (observe/gh.py), with an environment built from nothing
+    but where its configuration lives (``gh_config_dir``; default: resolved from ``environ``).
+    """
     environ = os.environ if environ is None else environ
     candidates = (
         ("the token argument", explicit),
@@ -62,7 +69,12 @@ def resolve_token(
     if not os.path.isabs(gh_path):
         # A relative path would be looked up from the working directory: the same guess as PATH.
         raise GitHubObservationError("github-token-missing", "the gh CLI path must be absolute")
-    return _checked(_token_from_gh_cli(gh_path, api_base_url, run), "`gh auth token`")
+    try:
+        trusted = trusted_gh(gh_path)
+        environment = gh_environment(gh_config_dir or default_gh_config_dir(environ))
+    except GhSetupError as error:
+        raise GitHubObservationError("github-token-missing", f"gh cannot be asked for a token: {error}") from None
+    return _checked(_token_from_gh_cli(trusted, api_base_url, run, environment), "`gh auth token`")
 
 
 def token_identity(token: str) -> str:
@@ -79,10 +91,14 @@ def _checked(value: str, source: str) -> str:
     return value
 
 
-def _token_from_gh_cli(gh_path: str, api_base_url: str, run: Callable[..., subprocess.CompletedProcess]) -> str:
+def _token_from_gh_cli(
+    gh_path: str, api_base_url: str, run: Callable[..., subprocess.CompletedProcess], environment: dict[str, str]
+) -> str:
     command = [gh_path, "auth", "token", "--hostname", gh_hostname(api_base_url)]
     try:
-        completed = run(command, capture_output=True, text=True, timeout=GH_CLI_TIMEOUT_SECONDS, check=False)
+        completed = run(
+            command, capture_output=True, text=True, timeout=GH_CLI_TIMEOUT_SECONDS, check=False, env=environment
+        )
     except FileNotFoundError as error:
         raise GitHubObservationError(
             "github-token-missing",
