@@ -31,9 +31,18 @@ def _execution(boundary: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def initial_summary(document: Mapping[str, Any], pr_title: str, pr_body: str) -> dict[str, Any]:
+def initial_summary(
+    document: Mapping[str, Any], pr_title: str, pr_body: str, *, draft_pr: bool = True
+) -> dict[str, Any]:
+    """``draft_pr`` false: the repository has no drafts, so the new PR is ready for review from the start."""
     snapshot, manifest = document["initial_snapshot"], document["initial_manifest"]
     reuse = snapshot["existing_pr_number"]
+    created = (
+        "create a new pull request"
+        if draft_pr
+        else "create a new pull request, ready for review (this repository cannot have drafts, so finalization "
+        "has none to mark ready)"
+    )
     return {
         "plan_kind": "initial",
         "plan_hash": document["initial_plan_hash"],
@@ -47,7 +56,7 @@ def initial_summary(document: Mapping[str, Any], pr_title: str, pr_body: str) ->
         "head_sha": snapshot["current_head_sha"],
         "pull_request": f"reuse #{reuse} (title and body unchanged)"
         if reuse is not None
-        else "create a new pull request",
+        else created,
         "pr_title": pr_title,
         "pr_body": pr_body,
         "paths": list(snapshot["paths"]),
