@@ -115,7 +115,7 @@ def _refusal_reason(response: httpx2.Response) -> str:
     if response.status_code == 403 and accepted:
         return (
             f": the token lacks the permission GitHub names ({' or '.join(accepted)}); give the fine-grained token "
-            "that permission (references/prerequisites.md, \"Token permissions\")"
+            'that permission (references/prerequisites.md, "Token permissions")'
         )
     return ""
 

@@ -158,7 +158,7 @@ def _require_validation_isolation(intent: dict[str, Any]) -> None:
             "the validation commands must run without network (unshare --net) and this machine cannot start a "
             "command in a new network namespace (no /usr/bin/unshare, or user namespaces are not allowed); no plan "
             "is built. Run the loop where user namespaces are allowed, or run the validation yourself and give no "
-            "--command (references/prerequisites.md, \"Validation isolation\")",
+            '--command (references/prerequisites.md, "Validation isolation")',
             path="/commands",
         )
 
@@ -680,4 +680,3 @@ def run_status(ctx: Context) -> dict[str, Any]:
         # Once the loop has finished: what Codex said since (GitHub is read only then).
         "after_finalization": aftermath.after_finalization(ctx.world, directory),
     }
-

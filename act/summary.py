@@ -54,9 +54,7 @@ def initial_summary(
         "base_sha": snapshot["base_sha"],
         "head_branch": snapshot["head_branch"],
         "head_sha": snapshot["current_head_sha"],
-        "pull_request": f"reuse #{reuse} (title and body unchanged)"
-        if reuse is not None
-        else created,
+        "pull_request": f"reuse #{reuse} (title and body unchanged)" if reuse is not None else created,
         "pr_title": pr_title,
         "pr_body": pr_body,
         "paths": list(snapshot["paths"]),
