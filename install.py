@@ -3,9 +3,11 @@
 
     python install.py [--codex-home DIR | --project DIR] [--upgrade | --uninstall] [--force]
 
-The skill goes to ``$CODEX_HOME/skills/github-codex-pr-loop`` (CODEX_HOME
-defaults to ~/.codex), or with ``--project DIR`` to the repository-local
-``DIR/.agents/skills/github-codex-pr-loop``. Only the runtime parts are copied
+The skill goes to ``$HOME/.agents/skills/github-codex-pr-loop``, where Codex
+now looks for a user's skills; with ``--project DIR`` to the repository-local
+``DIR/.agents/skills/github-codex-pr-loop``; with ``--codex-home DIR`` (older
+Codex setups, which read ``$CODEX_HOME/skills``) to
+``DIR/skills/github-codex-pr-loop``. Only the runtime parts are copied
 (RUNTIME_FILES, RUNTIME_DIRECTORIES and the packages the scripts load). The
 skill gets a private environment, ``.venv`` inside it, holding exactly
 requirements-runtime.lock; the scripts re-execute into it, so nothing needs
@@ -74,7 +76,11 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="install.py", description=__doc__.split("\n\n")[0])
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--codex-home", metavar="DIR", help="Codex home (default: $CODEX_HOME, else ~/.codex)")
+    where.add_argument(
+        "--codex-home",
+        metavar="DIR",
+        help="an older Codex setup's home: install into DIR/skills (default: ~/.agents/skills)",
+    )
     where.add_argument("--project", metavar="DIR", help="install into DIR/.agents/skills instead")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--upgrade", action="store_true", help="replace an existing install")
@@ -92,8 +98,10 @@ def _parser() -> argparse.ArgumentParser:
 def _target(args: argparse.Namespace) -> Path:
     if args.project:
         return Path(args.project).expanduser().resolve() / ".agents" / "skills" / SKILL_NAME
-    home = args.codex_home or os.environ.get("CODEX_HOME") or str(Path.home() / ".codex")
-    return Path(home).expanduser().resolve() / "skills" / SKILL_NAME
+    if args.codex_home:
+        return Path(args.codex_home).expanduser().resolve() / "skills" / SKILL_NAME
+    # Codex's documented location of a user's skills; $CODEX_HOME no longer decides it.
+    return Path.home().expanduser().resolve() / ".agents" / "skills" / SKILL_NAME
 
 
 # --- what is installed ------------------------------------------------------

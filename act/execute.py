@@ -29,7 +29,7 @@ from act import statedir
 from act.errors import ActError
 from act.ghops import GitHubWriter
 from act.gitops import GitWriter
-from act.state_models import ExecutionFacts, ExecutionLedger, PlanExecution, build
+from act.state_models import ExecutionFacts, ExecutionLedger, Intent, PlanExecution, build
 from act.validation import run_commands
 from evaluator import markers
 from evaluator.canonical import text_digest
@@ -306,7 +306,9 @@ def _create_pr(job: Job, entry: dict[str, Any]) -> str:
                 path="/head_branch",
             )
     github = job.github()
-    outcome, pull = github.create_pull(title, body, snapshot["head_branch"], snapshot["base_branch"], draft=True)
+    # A draft, unless init found that this repository cannot have one (the approval summary said so).
+    draft = job.directory.read_model(statedir.INTENT, Intent).draft_pr
+    outcome, pull = github.create_pull(title, body, snapshot["head_branch"], snapshot["base_branch"], draft=draft)
     pull = github.pull(pull["number"])
     _require_pull(job, pull, head)
     entry["facts"]["pr_number"] = pull["number"]

@@ -26,6 +26,7 @@ from act.errors import ActError
 from observe.github.channel import Channel, graphql_error_types, graphql_summary
 from observe.github.client import GitHubClient, is_rate_limited
 from observe.github.errors import GitHubObservationError
+from observe.github.permissions import accepted_permissions
 
 # The write operations of ghapi's table the hands use, and no other.
 WRITE_OPERATIONS = ("pulls.create", "issues.create_comment", "pulls.create_reply_for_review_comment")
@@ -104,8 +105,19 @@ def send_once(channel: Channel, send: Callable[[], Any], where: str) -> httpx2.R
             "github-write-uncertain", f"{where}: HTTP {status}; the write may or may not have happened"
         )
     if not 200 <= status < 300:
-        raise ActError("github-write-refused", f"{where}: HTTP {status}")
+        raise ActError("github-write-refused", f"{where}: HTTP {status}{_refusal_reason(response)}")
     return response
+
+
+def _refusal_reason(response: httpx2.Response) -> str:
+    """What GitHub's refusal names that the person can act on: the permission the token lacks."""
+    accepted = accepted_permissions(response.headers.get("x-accepted-github-permissions"))
+    if response.status_code == 403 and accepted:
+        return (
+            f": the token lacks the permission GitHub names ({' or '.join(accepted)}); give the fine-grained token "
+            'that permission (references/prerequisites.md, "Token permissions")'
+        )
+    return ""
 
 
 class GitHubWriter:

@@ -21,6 +21,8 @@ NEXT_STEPS: Mapping[str, str] = {
     "evaluator-failed": "reinstall the skill (python install.py) if it persists; " + _RERUN,
     "intent-pr-mismatch": "rerun `loop.py init` with the --reuse-pr or --head the message names",
     "pull-request-texts-unreadable": "give the pull request a title on GitHub, then rerun `loop.py init`",
+    "github-permission-missing": "tell the person which permission the message names and how to grant it; once "
+    "granted, run `loop.py init` again (nothing was written)",
     "plan-changed": "undo the change, or start over with `loop.py init` and have the new plan approved",
     "approval-missing": "show the person the approval summary and wait for their reply with the full hash",
     "approval-no-pending-plan": "nothing awaits approval: follow the last command's `next`",

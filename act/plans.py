@@ -11,6 +11,7 @@ protocol and the state directory: references/hands.md.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -120,6 +121,87 @@ def carried_approval(directory: statedir.StateDir, request_key: str | None) -> s
     return approved if request_key is None or pending.request_key == request_key else None
 
 
+# --- preflight: the setup every planned write needs, checked before any approval ------------
+
+# What each fine-grained permission is for, and its name on GitHub's token page.
+TOKEN_PERMISSIONS = {
+    "contents": ("Contents", "push the branch and every fix"),
+    "pull_requests": ("Pull requests", "open the PR, ask for reviews, reply to and resolve threads, mark it ready"),
+}
+_SCOPE = re.compile(r"[a-z][a-z0-9:_-]{0,63}")
+
+
+def setup_preflight(ctx: Context, intent: dict[str, Any]) -> dict[str, Any]:
+    """The read-only checks ``init`` makes before building the plan and ``execute`` again before fetch-base.
+
+    One structured error for the first problem, naming what is missing and
+    what fixes it; nothing on GitHub or in the checkout changes. Returns what
+    the plan depends on: ``draft_pr`` (whether create-pr can open a draft).
+    """
+    _require_validation_isolation(intent)
+    from observe.github.permissions import repository_access
+
+    with sources.observing():
+        access = repository_access(sources.github_client(ctx.world, intent["repository"]))  # raw: no cache
+    _require_token_access(intent["repository"], access)
+    # GitHub has no drafts in a private repository of a personal account (Free or Pro alike); an organization's
+    # plan is not readable by its members, so there a draft is assumed possible (references/prerequisites.md).
+    return {"draft_pr": not (access["private"] and access["owner_type"] == "User")}
+
+
+def _require_validation_isolation(intent: dict[str, Any]) -> None:
+    from act import validation
+
+    if intent["commands"] and not validation.network_isolation_available():
+        raise ActError(
+            "isolation-unavailable",
+            "the validation commands must run without network (unshare --net) and this machine cannot start a "
+            "command in a new network namespace (no /usr/bin/unshare, or user namespaces are not allowed); no plan "
+            "is built. Run the loop where user namespaces are allowed, or run the validation yourself and give no "
+            '--command (references/prerequisites.md, "Validation isolation")',
+            path="/commands",
+        )
+
+
+def _require_token_access(repository: str, access: dict[str, Any]) -> None:
+    if not access["account_push"]:
+        raise ActError(
+            "github-permission-missing",
+            f"the GitHub account the token belongs to cannot push to {repository} (its permissions.push is false); "
+            "ask an owner of the repository for the Write role, then run `loop.py init` again",
+            path="/repository",
+            details={"missing": ["account-write-role"]},
+        )
+    scopes = access["scopes"]
+    if scopes is not None:  # a classic token: its scopes are all it may do
+        scopes = [scope for scope in scopes if _SCOPE.fullmatch(scope)]
+        if "repo" not in scopes and (access["private"] or "public_repo" not in scopes):
+            needed = "repo" if access["private"] else "public_repo (or repo)"
+            raise ActError(
+                "github-permission-missing",
+                f"the classic token lacks the {needed} scope (it has: {', '.join(scopes) or 'none'}); run "
+                "`gh auth refresh --hostname github.com --scopes repo`, or create a classic token with the repo "
+                "scope, then run `loop.py init` again",
+                path="/repository",
+                details={"missing": [f"scope:{needed.split()[0]}"]},
+            )
+        return
+    missing = [name for name, result in access["probes"].items() if result != "granted"]
+    if missing:
+        named = ", ".join(f"{name}: write" for name in missing)
+        grant = "; ".join(
+            f"{TOKEN_PERMISSIONS[name][0]}: Read and write (to {TOKEN_PERMISSIONS[name][1]})" for name in missing
+        )
+        raise ActError(
+            "github-permission-missing",
+            f"the token lacks {named} on {repository} (GitHub names "
+            f"{'; '.join(s for name in missing for s in access['probes'][name])}); give the fine-grained token "
+            f"{grant}, or use a classic token with the repo scope, then run `loop.py init` again",
+            path="/repository",
+            details={"missing": [f"{name}:write" for name in missing]},
+        )
+
+
 # --- init ----------------------------------------------------------------------
 
 
@@ -226,6 +308,7 @@ def run_init(ctx: Context) -> dict[str, Any]:
         {"user.name": ctx.args.author_name, "user.email": ctx.args.author_email},
         network=not ctx.args.no_network_preflight,
     )
+    intent.update(setup_preflight(ctx, intent))  # the token's permissions, drafts, isolation
     run_id = initial_builder.new_run_id()
     intent.update(run_id=run_id, review_request_body_template=markers.default_review_template(run_id, 0))
     snapshot, texts = _observe_initial(ctx, intent)
@@ -263,6 +346,7 @@ def run_init(ctx: Context) -> dict[str, Any]:
             texts["pr_body"],
             _planned_diff(ctx, intent, document),
             commit_identity=identity.shown(),
+            draft_pr=intent["draft_pr"],
         ),
         "next": _after_init(intent["mode"], directory),
     }
@@ -335,6 +419,14 @@ def rebuild_initial(ctx: Context) -> None:
             )
     else:
         approved = plan_hash  # autonomous: the second validation must give the first hash
+    found_setup = setup_preflight(ctx, intent)
+    if intent["draft_pr"] and not found_setup["draft_pr"]:
+        raise ActError(
+            "plan-changed",
+            "the repository can no longer have draft pull requests (it became private) and the plan opens a draft; "
+            "no initial side effect is permitted; start over with `loop.py init`",
+            path="/initial_plan_hash",
+        )
     snapshot, texts = _observe_initial(ctx, intent)
     document = _build_initial(intent, snapshot, texts)
     found = changes({"initial_document": approved_document, **approved_texts}, {"initial_document": document, **texts})

@@ -72,6 +72,9 @@ class Intent(Strict):
     run_id: RunId
     review_request_body_template: str
     created_at: Timestamp
+    # Whether create-pr opens a draft: false where GitHub has no drafts (the preflight's finding, shown in
+    # the approval summary). The manifest cannot say it (references/prerequisites.md, "Drafts").
+    draft_pr: bool = True
 
 
 class Setup(Strict):

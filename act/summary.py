@@ -78,11 +78,19 @@ def initial_summary(
     diff: tuple[dict[str, Any], Coverage],
     *,
     commit_identity: str | None = None,
+    draft_pr: bool = True,
 ) -> dict[str, Any]:
     """``diff``: the planned change as ``summary_diff`` shows it (or withholds it); ``commit_identity``: who
-    every commit of the loop is by (the preflight found it; no digest binds it)."""
+    every commit of the loop is by (the preflight found it; no digest binds it); ``draft_pr`` false: the
+    repository has no drafts, so the new PR is ready for review from the start."""
     snapshot, manifest = document["initial_snapshot"], document["initial_manifest"]
     reuse = snapshot["existing_pr_number"]
+    created = (
+        "create a new pull request"
+        if draft_pr
+        else "create a new pull request, ready for review (this repository cannot have drafts, so finalization "
+        "has none to mark ready)"
+    )
     commands, commands_coverage = _commands(snapshot["commands"], "/initial_snapshot/commands")
     execution, execution_coverage = _execution(snapshot["execution_boundary"], "/initial_snapshot/execution_boundary")
     shown: dict[str, tuple[Any, Coverage]] = {
@@ -97,8 +105,12 @@ def initial_summary(
         "head_branch": (snapshot["head_branch"], _at("/initial_snapshot/head_branch")),
         "head_sha": (snapshot["current_head_sha"], _at("/initial_snapshot/current_head_sha")),
         "pull_request": (
-            f"reuse #{reuse} (title and body unchanged)" if reuse is not None else "create a new pull request",
+            f"reuse #{reuse} (title and body unchanged)" if reuse is not None else created,
             _words("/initial_snapshot/existing_pr_number"),
+        ),
+        "draft_pr": (
+            draft_pr and reuse is None,
+            _informational("the preflight's finding that the repository can have drafts; execute checks it again"),
         ),
         "pr_title": (pr_title, {"covered_by": "/initial_manifest/pr_title_sha256", "sha256": text_digest(pr_title)}),
         "pr_body": (pr_body, {"covered_by": "/initial_manifest/pr_body_sha256", "sha256": text_digest(pr_body)}),

@@ -64,6 +64,7 @@ class SkillFinder:
         return spec
 
 
+MINIMUM_PYTHON = (3, 11)
 RUNTIME_LOCK = "requirements-runtime.lock"
 PRIVATE_ENVIRONMENT = ".venv"
 INSTALL_HINT = (
@@ -72,13 +73,63 @@ INSTALL_HINT = (
 )
 
 
-def run(script, module, checks=()):
+# Everything from here to ``run`` is compiled and called by whatever interpreter started the script, before it
+# re-executes itself: it must parse and run on Python 3.6 (no walrus, no ``match``, no f-string ``=``), so that an
+# older ``python3`` (macOS's is 3.9) gets one JSON line instead of a traceback.
+
+
+def launch(script, module, checks=(), errors_to="stdout"):
+    """Re-execute ``script`` isolated in the skill's ``.venv`` (or this interpreter), then ``run`` it.
+
+    Under an interpreter older than ``MINIMUM_PYTHON`` with no ``.venv`` to go
+    to, or a ``.venv`` that is itself too old, one JSON line (code
+    ``python-too-old``, exit 2) says what to run instead. ``errors_to`` is the
+    stream the script prints its errors on (the collector keeps standard
+    output for its documents).
+    """
+    root = os.path.dirname(os.path.dirname(os.path.realpath(script)))
+    private = os.path.join(root, PRIVATE_ENVIRONMENT, "bin", "python")
+    target = private if os.path.exists(private) else sys.executable
+    isolated = sys.flags.isolated and sys.flags.dont_write_bytecode
+    if not isolated or sys.executable != target:
+        if target == sys.executable and sys.version_info[:2] < MINIMUM_PYTHON:
+            return _too_old(script, checks, errors_to)
+        try:
+            os.execv(target, [target, "-I", "-B", os.path.realpath(script)] + sys.argv[1:])
+        except OSError as error:  # refuse rather than run the skill's code unisolated
+            problem = f"cannot re-execute {target} isolated ({error.strerror})"
+            _report("dependency-missing", problem + "; " + INSTALL_HINT, checks, errors_to)
+            return 2
+    if sys.version_info[:2] < MINIMUM_PYTHON:
+        return _too_old(script, checks, errors_to)
+    return run(script, module, checks, errors_to)
+
+
+def _too_old(script, checks, errors_to):
+    root = os.path.dirname(os.path.dirname(os.path.realpath(script)))
+    found = "{}.{}".format(*sys.version_info[:2])
+    needed = "{}.{}".format(*MINIMUM_PYTHON)
+    if os.path.realpath(sys.prefix) == os.path.realpath(os.path.join(root, PRIVATE_ENVIRONMENT)):
+        problem = f"the skill's private environment {sys.prefix} runs Python {found}"
+        fix = "reinstall it with Python {0}+: `python{0} install.py --upgrade` from a clone of the repository"
+    else:
+        problem = f"{sys.executable} is Python {found} and the skill has no private environment"
+        fix = (
+            "run the script with Python {0}+ (`python{0} " + os.path.realpath(script) + "`), or "
+            "install the skill with `python{0} install.py` from a clone of the repository: its scripts then "
+            "re-execute themselves in its .venv under any python3"
+        )
+    _report("python-too-old", f"{problem}; the skill needs Python {needed}+: {fix.format(needed)}", checks, errors_to)
+    return 2
+
+
+def run(script, module, checks=(), errors_to=None):
     """Import ``module`` from the skill that holds ``script`` and return what its ``main()`` returns.
 
     A missing or wrongly versioned dependency is one JSON error line (code
     ``dependency-missing``, exit 2) naming the package and the install
-    command: on standard output with the check the command line names when
-    ``checks`` is given (the evaluator's contract), else on standard error.
+    command, on ``errors_to`` (with the check the command line names when
+    ``checks`` is given: the evaluator's contract).
     """
     if not (sys.flags.isolated and sys.flags.dont_write_bytecode):
         raise RuntimeError("the skill's code runs only under python -I -B")
@@ -99,7 +150,7 @@ def run(script, module, checks=()):
                 return 2
             problem = f"the package providing {missing!r} is not installed for {sys.executable}"
     if problem is not None:
-        _report_missing(problem, checks)
+        _report("dependency-missing", f"{problem}; {INSTALL_HINT}", checks, errors_to or "stdout")
         return 2
     return entry.main()
 
@@ -179,14 +230,16 @@ def _metadata_version(info):
     return None
 
 
-def _report_missing(problem, checks):
+def _report(code, message, checks, errors_to):
+    """One JSON error line on ``errors_to``: the only thing the script prints."""
     import json  # only on this path: a run that goes on never needs it here
 
-    error = {"code": "dependency-missing", "path": "", "message": f"{problem}; {INSTALL_HINT}"}
+    error = {"code": code, "path": "", "message": message}
+    line = {"ok": False, "errors": [error]}
     if checks:
-        named = next((c for arg in sys.argv[1:] for c in checks if arg == f"--{c}" or arg.startswith(f"--{c}=")), None)
-        line = {"ok": False, "check": named or checks[0], "errors": [error]}
-        sys.stdout.write(json.dumps(line, ensure_ascii=True, separators=(",", ":")) + "\n")
-    else:
-        sys.stderr.write(json.dumps({"ok": False, "errors": [error]}, ensure_ascii=True) + "\n")
-
+        flags = [arg.partition("=")[0] for arg in sys.argv[1:]]
+        named = [check for check in checks if "--" + check in flags]
+        line = {"ok": False, "check": named[0] if named else checks[0], "errors": [error]}
+    stream = sys.stdout if errors_to == "stdout" else sys.stderr
+    stream.write(json.dumps(line, ensure_ascii=True, separators=(",", ":")) + "\n")
+    stream.flush()

@@ -28,9 +28,14 @@ Around every route it behaves like GitHub where clients depend on it:
   pull request, issue comment, review reply, status) carries the new
   resource's API URL;
 - a token whose ``World.add_token(..., permissions=...)`` lacks write access
-  for a write gets GitHub's refusal: REST 403 "Resource not accessible by
-  integration" (``ghs_`` tokens) or "... by personal access token", GraphQL
-  an error of type ``FORBIDDEN`` and a null mutation payload;
+  for a write (or read access for a read of a private repository) gets
+  GitHub's refusal: REST 403 "Resource not accessible by integration"
+  (``ghs_`` tokens) or "... by personal access token" with
+  ``X-Accepted-GitHub-Permissions`` naming what would do (``pull_requests=write``;
+  alternatives separated by ``; ``), GraphQL an error of type ``FORBIDDEN``
+  and a null mutation payload; a classic token (``scopes=[...]``) gets
+  ``X-OAuth-Scopes`` on every answer and, lacking ``repo`` (``public_repo``
+  for a public repository's writes), 404 with ``X-Accepted-OAuth-Scopes``;
 - queued faults (``World.fail/stall/truncate/corrupt/graphql_errors`` and the
   hostile ``drip/gzip_bomb/echo/after``) are consumed in order by the first
   request they match; a stalled or dripping answer ends when its World is
@@ -87,6 +92,26 @@ WRITE_PERMISSIONS: dict[str, tuple[str, ...]] = {
     "POST /repos/{owner}/{repo}/check-runs": ("checks",),
     "POST /repos/{owner}/{repo}/statuses/{sha}": ("statuses",),
     "DELETE /repos/{owner}/{repo}/git/refs/{ref}": ("contents",),
+    "POST /repos/{owner}/{repo}/git/refs": ("contents",),
+}
+# The fine-grained permission each served read of a private repository needs (any one of them, "read" or
+# "write"). GitHub's permission tables: a public repository's resources need none of them.
+READ_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    "GET /repos/{owner}/{repo}": ("metadata",),
+    "GET /repos/{owner}/{repo}/pulls": ("pull_requests",),
+    "GET /repos/{owner}/{repo}/pulls/{pull_number}": ("pull_requests",),
+    "GET /repos/{owner}/{repo}/pulls/{pull_number}/merge": ("pull_requests",),
+    "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews": ("pull_requests",),
+    "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments": ("pull_requests",),
+    "GET /repos/{owner}/{repo}/issues/{issue_number}/comments": ("issues", "pull_requests"),
+    "GET /repos/{owner}/{repo}/issues/comments/{comment_id}": ("issues", "pull_requests"),
+    "GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions": ("issues", "pull_requests"),
+    "GET /repos/{owner}/{repo}/issues/{issue_number}/reactions": ("issues", "pull_requests"),
+    "GET /repos/{owner}/{repo}/commits/{ref}/check-runs": ("checks",),
+    "GET /repos/{owner}/{repo}/commits/{ref}/status": ("statuses",),
+    "GET /repos/{owner}/{repo}/git/ref/{ref}": ("contents",),
+    "GET /repos/{owner}/{repo}/branches/{branch}": ("contents",),
+    "GET /repos/{owner}/{repo}/rules/branches/{branch}": ("metadata",),
 }
 # Content-generating REST methods (GitHub's secondary limits count them apart).
 WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
@@ -99,6 +124,60 @@ def may_write(world: World, token: str, permissions: tuple[str, ...]) -> bool:
     """Whether ``token`` holds write access for one of ``permissions`` (a token without a list may write all)."""
     granted = world.token_permissions.get(token)
     return not permissions or granted is None or any(granted.get(name) == "write" for name in permissions)
+
+
+def may_read(world: World, token: str, permissions: tuple[str, ...]) -> bool:
+    """Whether ``token`` holds read (or write) access for one of ``permissions``."""
+    granted = world.token_permissions.get(token)
+    return not permissions or granted is None or any(granted.get(name) in ("read", "write") for name in permissions)
+
+
+def accepted_permissions(permissions: tuple[str, ...], level: str) -> str:
+    """GitHub's ``X-Accepted-GitHub-Permissions`` value: each set that would do, separated by ``; ``."""
+    return "; ".join(f"{name}={level}" for name in permissions)
+
+
+def classic_scopes_allow(scopes: list[str], *, write: bool, private: bool) -> bool:
+    """A classic token reads a private repository and writes any repository only with ``repo``
+    (``public_repo`` is enough to write a public one); a public repository's reads need no scope."""
+    if private:
+        return "repo" in scopes
+    return not write or "repo" in scopes or "public_repo" in scopes
+
+
+def access_refusal(world: World, token: str, operation: str, parameters: dict[str, str]) -> ApiError | None:
+    """GitHub's answer when ``token`` may not make ``operation`` on the repository it names, else None.
+
+    Checked before the request body is read, as GitHub checks it: a refused
+    write is refused whatever it would have sent (the loop's preflight relies
+    on this to probe a permission with a body that can create nothing).
+    """
+    write = operation.partition(" ")[0] in WRITES
+    if "owner" not in parameters or "repo" not in parameters:
+        return None
+    try:
+        repository = world.repository(parameters["owner"], parameters["repo"])
+    except ApiError:
+        return None  # the handler answers 404 for a repository that does not exist
+    scopes = world.token_scopes.get(token)
+    if scopes is not None:
+        if classic_scopes_allow(scopes, write=write, private=repository.private):
+            return None
+        # GitHub hides a repository from a token that may not see it: 404, never 403.
+        needed = "repo" if repository.private else "public_repo, repo"
+        return ApiError(404, "Not Found", headers={"X-Accepted-OAuth-Scopes": needed})
+    if write:
+        needed_permissions = WRITE_PERMISSIONS.get(operation, ())
+        if may_write(world, token, needed_permissions):
+            return None
+        level = "write"
+    else:
+        needed_permissions = READ_PERMISSIONS.get(operation, ())
+        if not repository.private or may_read(world, token, needed_permissions):
+            return None
+        level = "read"
+    headers = {"X-Accepted-GitHub-Permissions": accepted_permissions(needed_permissions, level)}
+    return ApiError(403, not_accessible(token), headers=headers)
 
 
 def secondary_rate_limit(
@@ -268,21 +347,26 @@ class GitHubApp:
             cost = graphql_api.query_cost(document)
             window = self.world.charge(token, resource, cost, graphql_api.repository_of(self.world, document))
             permissions = self.world.token_permissions.get(token)
+            scopes = self.world.token_scopes.get(token)
+            if scopes is not None and not {"repo", "public_repo"} & set(scopes):
+                permissions = {}  # a classic token without a repository scope makes no mutation
             payload = graphql_api.execute(self.world, document, user, window, cost, permissions, not_accessible(token))
             return self._json(payload, 200, self._rate_headers(token, resource))
         try:
             return self._rest(request, token, user)
         except ApiError as error:
             self.world.charge(token, resource, 1, _repository_in(request.path))
-            return self._error(error.status, error.message, self._rate_headers(token, resource))
+            headers = {**self._rate_headers(token, resource), **error.headers}
+            return self._error(error.status, error.message, headers, errors=error.errors)
 
     def _rest(self, request: Request, token: str, user: dict[str, Any]) -> Response:
         matched = self.rest.match(request.method, request.path)
         if matched is None:
             raise ApiError(404, "Not Found")
         operation, handler, parameters = matched
-        if not may_write(self.world, token, WRITE_PERMISSIONS.get(operation, ())):
-            raise ApiError(403, not_accessible(token))
+        refusal = access_refusal(self.world, token, operation, parameters)
+        if refusal is not None:
+            raise refusal
         body: Any = None
         if request.method in ("POST", "PATCH", "PUT"):
             raw = request.get_data()
@@ -355,7 +439,10 @@ class GitHubApp:
         if token is None or token not in self.world.tokens:
             return {}
         window = self.world.rate_window(token, resource)
+        # A classic token's every answer names its scopes (GitHub's X-OAuth-Scopes); others carry none.
+        scopes = self.world.token_scopes.get(token)
         return {
+            **({} if scopes is None else {"X-OAuth-Scopes": ", ".join(scopes)}),
             "X-RateLimit-Limit": str(window.limit),
             "X-RateLimit-Remaining": str(max(0, window.limit - window.used)),
             "X-RateLimit-Used": str(window.used),
@@ -372,10 +459,13 @@ class GitHubApp:
             content_type="application/json; charset=utf-8",
         )
 
-    def _error(self, status: int, message: str, headers: dict[str, str]) -> Response:
-        return self._json(
-            {"message": message, "documentation_url": DOCUMENTATION, "status": str(status)}, status, headers
-        )
+    def _error(
+        self, status: int, message: str, headers: dict[str, str], *, errors: list[dict[str, Any]] | None = None
+    ) -> Response:
+        body: dict[str, Any] = {"message": message, "documentation_url": DOCUMENTATION, "status": str(status)}
+        if errors is not None:
+            body["errors"] = errors
+        return self._json(body, status, headers)
 
 
 class Server:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import UTC
 from typing import Any
 
-from simulator.world import API, WEB, ApiError, Repository, World, fixture, not_accessible
+from simulator.world import API, DRAFTS_UNSUPPORTED, WEB, ApiError, Repository, World, fixture, not_accessible
 
 Handler = Callable[..., tuple[int, Any]]
 
@@ -59,6 +59,7 @@ class Rest:
         return [
             ("GET", "/user", self.get_user),
             ("GET", "/rate_limit", self.get_rate_limit),
+            ("GET", repo, self.get_repository),
             ("GET", repo + "/pulls", self.list_pulls),
             ("POST", repo + "/pulls", self.create_pull),
             ("GET", repo + "/pulls/{pull_number}", self.get_pull),
@@ -83,6 +84,7 @@ class Rest:
             ("GET", repo + "/commits/{ref}/status", self.combined_status),
             ("POST", repo + "/statuses/{sha}", self.create_status),
             ("GET", repo + "/git/ref/{ref}", self.get_ref),
+            ("POST", repo + "/git/refs", self.create_ref),
             ("DELETE", repo + "/git/refs/{ref}", self.delete_ref),
             ("GET", repo + "/branches/{branch}/protection", self.get_protection),
             ("GET", repo + "/branches/{branch}", self.get_branch),
@@ -156,8 +158,25 @@ class Rest:
         pulls.sort(key=lambda p: -p["number"])  # sort=created, direction=desc
         return 200, pulls
 
+    def get_repository(self, request: dict[str, Any], owner: str, repo: str) -> tuple[int, Any]:
+        """The full repository, with ``permissions``: the authenticated account's role, not the token's."""
+        repository = self._repo(owner, repo)
+        payload = self.world.repository_payload(repository)
+        role = self.world.role(repository, request["user"]["login"])
+        ranks = ["read", "triage", "write", "maintain", "admin"]
+        held = ranks.index(role)
+        names = {"pull": "read", "triage": "triage", "push": "write", "maintain": "maintain", "admin": "admin"}
+        payload["permissions"] = {key: held >= ranks.index(level) for key, level in names.items()}
+        payload.update(network_count=0, subscribers_count=0)  # the full repository's counts (no forks, no watchers)
+        return 200, payload
+
     def create_pull(self, request: dict[str, Any], owner: str, repo: str) -> tuple[int, Any]:
         body = self._body(request, "head", "base")
+        repository = self._repo(owner, repo)
+        if body.get("draft") is True and not self.world.drafts_possible(repository):
+            # GitHub's answer in a private repository of a Free or Pro account (docs: "About pull requests").
+            detail = {"resource": "PullRequest", "code": "custom", "message": DRAFTS_UNSUPPORTED}
+            raise ApiError(422, "Validation Failed", errors=[detail])
         head = body["head"].split(":", 1)[-1]
         pull = self.world.open_pull_request(
             owner,
@@ -404,6 +423,20 @@ class Rest:
             "url": f"{api}/git/refs/heads/{branch}",
             "object": {"type": "commit", "sha": sha, "url": f"{api}/git/commits/{sha}"},
         }
+
+    def create_ref(self, request: dict[str, Any], owner: str, repo: str) -> tuple[int, Any]:
+        repository = self._repo(owner, repo)
+        body = self._body(request, "ref", "sha")
+        ref, sha = body["ref"], body["sha"]
+        if not ref.startswith("refs/heads/") or ref.count("/") < 2:
+            raise ApiError(422, "Reference name must start with 'refs/' and have at least two slashes.")
+        branch = ref.removeprefix("refs/heads/")
+        if repository.tip(branch) is not None:
+            raise ApiError(422, "Reference already exists")
+        if not repository.bare.has_commit(sha):
+            raise ApiError(422, "Object does not exist")
+        repository.bare.set_ref(branch, sha)
+        return 201, self.get_ref(request, owner, repo, f"heads/{branch}")[1]
 
     def delete_ref(self, request: dict[str, Any], owner: str, repo: str, ref: str) -> tuple[int, Any]:
         repository = self._repo(owner, repo)

@@ -44,6 +44,12 @@ _NOT_MERGEABLE = {
 }
 
 
+# GitHub's refusal of a draft where the owner's plan has none (a private repository on Free or Pro).
+DRAFTS_UNSUPPORTED = "Draft pull requests are not supported in this repository."
+# Plans whose private repositories have draft pull requests.
+DRAFT_PLANS = frozenset({"team", "enterprise"})
+
+
 def not_accessible(token: str) -> str:
     """GitHub's refusal of what a token may not do: an app installation's wording, else a personal token's."""
     kind = "integration" if token.startswith("ghs_") else "personal access token"
@@ -59,12 +65,25 @@ USERS.pop("_comment", None)
 
 
 class ApiError(Exception):
-    """An error answer: HTTP status plus GitHub's ``{"message", "documentation_url"}`` body."""
+    """An error answer: HTTP status plus GitHub's ``{"message", "documentation_url"}`` body.
 
-    def __init__(self, status: int, message: str):
+    ``errors`` is the body's ``errors`` list of a 422 (GitHub's validation detail), ``headers``
+    what the answer carries besides the rate-limit headers (``X-Accepted-GitHub-Permissions``).
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        errors: list[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+    ):
         super().__init__(message)
         self.status = status
         self.message = message
+        self.errors = errors
+        self.headers = dict(headers or {})
 
 
 @dataclass
@@ -158,6 +177,9 @@ class Repository:
     bare: BareRepository
     default_branch: str = "main"
     private: bool = False
+    # The owner's GitHub plan: drafts exist in private repositories only on "team" and "enterprise"
+    # (GitHub Free and Pro, personal or organization, have them in public repositories only).
+    owner_plan: str = "free"
     pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
     issue_comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     issue_reactions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
@@ -171,6 +193,10 @@ class Repository:
     rulesets: dict[str, list[dict[str, Any]] | int] = field(default_factory=dict)
     # Logins with the admin role: only they (or a token granted "administration") read classic protection.
     admins: set[str] = field(default_factory=set)
+    # Each collaborator's role ("read", "triage", "write", "maintain", "admin"), as GET /repos/{o}/{r}
+    # reports it in ``permissions``; an account not named here has ``default_role``.
+    roles: dict[str, str] = field(default_factory=dict)
+    default_role: str = "write"
     # GitHub's own merge verdicts for a PR (GraphQL field -> value), over what the simulator derives.
     merge_verdicts: dict[int, dict[str, Any]] = field(default_factory=dict)
     next_number: int = 1
@@ -215,6 +241,8 @@ class World:
         # token -> {fine-grained permission: "read" | "write"}; a token absent here may write anything
         # (simulator/app.py answers a write the token may not make as GitHub does).
         self.token_permissions: dict[str, dict[str, str]] = {}
+        # token -> its classic OAuth scopes ("repo", "public_repo", ...), sent back as X-OAuth-Scopes.
+        self.token_scopes: dict[str, list[str]] = {}
         self.repositories: dict[str, Repository] = {}
         self.rate_windows: dict[tuple[str, str], RateWindow] = {}
         # Points charged since the World began, across window resets: per (token, resource), and per
@@ -278,12 +306,24 @@ class World:
             self.users[login] = template
         return self.users[login]
 
-    def add_token(self, token: str, login: str, *, permissions: dict[str, str] | None = None) -> None:
-        """``permissions`` (e.g. ``{"pull_requests": "read"}``) limits what the token may write."""
+    def add_token(
+        self,
+        token: str,
+        login: str,
+        *,
+        permissions: dict[str, str] | None = None,
+        scopes: list[str] | None = None,
+    ) -> None:
+        """A token of ``login``: fine-grained (``permissions``, e.g. ``{"pull_requests": "read"}``), classic
+        (``scopes``, e.g. ``["repo"]``), or neither (a token that may do anything, the scenarios' default)."""
+        if permissions is not None and scopes is not None:
+            raise ValueError("a token is fine-grained (permissions) or classic (scopes), not both")
         self.user(login)
         self.tokens[token] = login
         if permissions is not None:
             self.token_permissions[token] = dict(permissions)
+        if scopes is not None:
+            self.token_scopes[token] = list(scopes)
 
     def token_user(self, token: str | None) -> dict[str, Any] | None:
         login = self.tokens.get(token or "")
@@ -371,6 +411,17 @@ class World:
         if found is None:
             raise ApiError(404, "Not Found")
         return found
+
+    def role(self, repository: Repository, login: str) -> str:
+        """``login``'s role on ``repository``: named, else admin for its owner and admins, else the default."""
+        if login in repository.roles:
+            return repository.roles[login]
+        return "admin" if login == repository.owner or login in repository.admins else repository.default_role
+
+    @staticmethod
+    def drafts_possible(repository: Repository) -> bool:
+        """GitHub has drafts in every public repository, and in private ones on Team and Enterprise plans."""
+        return not repository.private or repository.owner_plan in DRAFT_PLANS
 
     def bare_repository(self, owner: str, name: str) -> Path:
         """The bare git repository behind ``owner/name`` (what git smart-HTTP serves)."""

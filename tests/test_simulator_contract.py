@@ -88,6 +88,9 @@ def exercise_every_route(world: World) -> Recorder:
     )
     api("GET", f"{REPO}/commits/{head}/status")
     api("GET", f"{REPO}/git/ref/heads/feature/x")
+    api("GET", REPO)
+    api("POST", f"{REPO}/git/refs", {})  # 422: no ref, no sha
+    api("POST", f"{REPO}/git/refs", {"ref": "refs/heads/copy", "sha": head})
     api("GET", f"{REPO}/branches/main")
     api("GET", f"{REPO}/branches/main/protection")  # 404 unprotected
     world.set_protection(OWNER, NAME, "main", fixture("rest/branch-protection.json"))
