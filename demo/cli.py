@@ -37,6 +37,12 @@ def parser() -> argparse.ArgumentParser:
     made.add_argument("--keep", metavar="DIR", help="run in DIR and keep it (default: a temporary directory, removed)")
     made.add_argument("--quiet", action="store_true", help="print only the summary")
     made.add_argument(
+        "--as-a-person",
+        action="store_true",
+        help="a person's machine: the real gh (on PATH, at a Homebrew-like path, logged in through hosts.yml, "
+        "no token variable) and the commit identity only in ~/.gitconfig",
+    )
+    made.add_argument(
         "--per-step",
         action="store_true",
         help="drive the loop with the single commands (references/hands.md) instead of `loop.py next`",
@@ -44,8 +50,10 @@ def parser() -> argparse.ArgumentParser:
     return made
 
 
-def run_scenario(scenario: Scenario, scratch: Path, out: TextIO, *, per_step: bool = False) -> Run:
-    stack = start(scratch)
+def run_scenario(
+    scenario: Scenario, scratch: Path, out: TextIO, *, per_step: bool = False, as_a_person: bool = False
+) -> Run:
+    stack = start(scratch, as_a_person=as_a_person)
     try:
         CodexReviewer(stack.world, list(scenario.codex), delay=DELAY_SECONDS, on_ready=list(scenario.codex_on_ready))
         run = (Run if per_step else NextRun)(stack, out, hooks=dict(scenario.hooks))
@@ -63,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     try:
         print(f"scenario {scenario.name}: {scenario.summary}", file=out)
-        run = run_scenario(scenario, scratch / "run", out, per_step=arguments.per_step)
+        run = run_scenario(
+            scenario, scratch / "run", out, per_step=arguments.per_step, as_a_person=arguments.as_a_person
+        )
     finally:
         if not arguments.keep:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -10,6 +10,7 @@ commands only get ``--https-proxy`` and ``--ca-file``.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -58,19 +59,17 @@ class Stack:
     checkout: Path
     woken: list[Any] = field(default_factory=list)
     repository: str = REPOSITORY  # the checkout's repository on the simulated GitHub
+    # A person's machine instead of the rig's: the real gh at a Homebrew-like path, found on PATH and logged in
+    # through hosts.yml, and the commit identity only in ~/.gitconfig (``as_a_person``).
+    person_bin: Path | None = None
 
     @property
     def registry(self) -> Path:
         return self.host.root
 
     def network_flags(self) -> list[str]:
-        return [
-            "--https-proxy",
-            self.front.proxy_url,
-            "--ca-file",
-            str(self.front.ca_file),
-            "--gh",
-            str(self.gh),
+        gh = [] if self.person_bin else ["--gh", str(self.gh)]  # a person's gh is the one on PATH
+        return ["--https-proxy", self.front.proxy_url, "--ca-file", str(self.front.ca_file), *gh] + [
             "--registry",
             str(self.registry),
         ]
@@ -78,7 +77,9 @@ class Stack:
     def environment(self) -> dict[str, str]:
         """What each command sees: no token in the environment, state and caches inside the scratch directory."""
         return {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PATH": os.pathsep.join(
+                [*([str(self.person_bin)] if self.person_bin else []), os.environ.get("PATH", "/usr/bin:/bin")]
+            ),
             "HOME": str(self.scratch / "home"),
             "XDG_STATE_HOME": str(self.scratch / "state"),
             "XDG_CACHE_HOME": str(self.scratch / "cache"),
@@ -117,8 +118,11 @@ class Stack:
         self.world.close()
 
 
-def start(scratch: Path, clock: SimClock | None = None) -> Stack:
-    """Start the simulated GitHub and clone the user's checkout from it over https."""
+def start(scratch: Path, clock: SimClock | None = None, *, as_a_person: bool = False) -> Stack:
+    """Start the simulated GitHub and clone the user's checkout from it over https.
+
+    ``as_a_person``: set up the machine as a person has it (``person_setup``); it needs the real ``gh``.
+    """
     scratch.mkdir(parents=True, exist_ok=True)
     (scratch / "home").mkdir(exist_ok=True)
     world = World(scratch / "world", clock=clock)
@@ -138,4 +142,26 @@ def start(scratch: Path, clock: SimClock | None = None) -> Stack:
         scratch / "codex", world.clock, on_wakeup=lambda record, now: stack.woken.append((record["id"], now))
     )
     stack.clone(REPOSITORY, stack.checkout)
+    if as_a_person:
+        person_setup(stack)
     return stack
+
+
+def person_setup(stack: Stack) -> None:
+    """The real gh symlinked at ``opt/homebrew/bin`` and logged in through ``~/.config/gh/hosts.yml`` (no token
+    variable), and the identity only in ``~/.gitconfig``: the checkout has no ``user.*`` of its own."""
+    real = shutil.which("gh")
+    if real is None:
+        raise RuntimeError("the person's machine needs the real gh on PATH (Debian: apt-get install gh)")
+    home = stack.scratch / "home"
+    (home / ".config" / "gh").mkdir(parents=True, exist_ok=True)
+    (home / ".config" / "gh" / "hosts.yml").write_text(
+        f"github.com:\n    oauth_token: {TOKEN}\n    user: loop-owner\n    git_protocol: https\n", encoding="ascii"
+    )
+    (home / ".gitconfig").write_text("[user]\n\tname = Loop Owner\n\temail = loop-owner@example.invalid\n", "ascii")
+    brew = stack.scratch / "opt" / "homebrew" / "bin"
+    brew.mkdir(parents=True, exist_ok=True)
+    (brew / "gh").symlink_to(os.path.realpath(real))
+    git(stack.checkout, "config", "--unset", "user.name")
+    git(stack.checkout, "config", "--unset", "user.email")
+    stack.person_bin = brew

@@ -10,30 +10,32 @@ must say which one and exit 1, never claim the loop reached its end.
 from __future__ import annotations
 
 import io
+import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 from demo import cli
 from demo.scenarios import SCENARIOS
-from demo.stack import HEAD_BRANCH, TOKEN
+from demo.stack import HEAD_BRANCH, TOKEN, git
 
 CLAIM = re.compile(r"github-codex-pr-loop-claim ")
 
 
-def run(tmp_path, name, *, per_step=True):
+def run(tmp_path, name, *, per_step=True, as_a_person=False):
     out = io.StringIO()
     stack_box = {}
     original = cli.start
 
-    def keep(scratch):
-        stack_box["stack"] = original(scratch)
+    def keep(scratch, **options):
+        stack_box["stack"] = original(scratch, **options)
         return stack_box["stack"]
 
     cli.start = keep
     try:
-        result = cli.run_scenario(SCENARIOS[name], tmp_path / "run", out, per_step=per_step)
+        result = cli.run_scenario(SCENARIOS[name], tmp_path / "run", out, per_step=per_step, as_a_person=as_a_person)
     finally:
         cli.start = original
     assert TOKEN not in out.getvalue()
@@ -300,3 +302,23 @@ def test_each_command_looks_up_the_token_once_and_shares_one_client(tmp_path, pe
     lookups = result.agent.token_lookups
     assert len(lookups) == len(result.agent.results) and max(lookups) == 1, lookups
     assert lookups.count(1) >= 5  # every wakeup reads GitHub (the busy one many pages, and writes besides)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("gh") is None, reason="needs the real gh (.ci/run installs Debian's)")
+def test_a_whole_loop_on_a_persons_machine_reaches_done(tmp_path):
+    """The real gh found on PATH at a Homebrew-like path, logged in through hosts.yml, no token variable; the
+    identity only in ~/.gitconfig. Every wakeup takes that route from the state directory."""
+    result, stack, _ = run(tmp_path, "happy", per_step=False, as_a_person=True)
+    assert result.final == "done"
+    assert "--gh" not in " ".join(result.agent.transcript)  # gh was found, never named
+    setup = json.loads((Path(result.agent.state_dir) / "setup.json").read_text(encoding="utf-8"))
+    assert Path(setup["gh"]).resolve() == Path(shutil.which("gh")).resolve()
+    assert setup["gh_config_dir"] == str(stack.scratch / "home" / ".config" / "gh")
+    (pull,) = stack.pulls()
+    remote = stack.world.git_repository_path(*stack.repository.split("/"))
+    authors = git(remote, "log", "--format=%an <%ae>|%cn <%ce>", f"{pull['base']['sha']}..{pull['head']['sha']}")
+    assert set(authors.splitlines()) == {
+        "Loop Owner <loop-owner@example.invalid>|Loop Owner <loop-owner@example.invalid>"
+    }
+    assert "user." not in git(stack.checkout, "config", "--local", "--list")  # no identity of the checkout's own
