@@ -51,8 +51,9 @@ class Agent:
         self.stack.world.clock.advance(timedelta(seconds=1))  # time passes between two commands
         where = ["--state-dir", self.state_dir] if self.state_dir and command != "init" else []
         argv = [sys.executable, str(LOOP), command, *where, *args, "--observed-at", self.stack.world.clock.iso()]
-        shown = [Path(sys.executable).name, "scripts/loop.py", command, *where, *args]
-        self.transcript.append(self.shorten(shlex.join(shown)))
+        shown = self.shorten(shlex.join([Path(sys.executable).name, "scripts/loop.py", command, *where, *args]))
+        # The route flags: init records them in the state directory, so no later command repeats them.
+        self.transcript.append(shown.replace(" init ", " init $F ", 1) if command == "init" else shown)
         if self.out is not None:
             print(f"{'':>11}  $ {self.transcript[-1]}", end="", file=self.out, flush=True)
         began, asked = time.monotonic(), gh_calls(self.stack.gh).count("auth token")

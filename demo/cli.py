@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not arguments.keep:
             shutil.rmtree(scratch, ignore_errors=True)
-    print("\ncommands, as an agent runs them:", file=out)
+    print("\ncommands, as an agent runs them ($F: the route flags, as `python -m demo.serve` prints them):", file=out)
     for line in run.agent.transcript:
         print(f"  {line}", file=out)
     reached = run.final == scenario.expect and not run.missing
