@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from act import execute as core
-from act import judge, ledger, plans, sources, statedir, steps
+from act import judge, ledger, plans, risk, sources, statedir, steps
 from act.build import recurring
 from act.command import Context
 from act.errors import ActError
@@ -79,13 +79,19 @@ def _judge_with_plan(
     state = _fresh_state(ctx, directory, wakeup_id)
     manifest = pending.manifest.as_dict()
     boundary = (
-        sources.execution_boundary(ctx.world, intent.checkout, state["repository"])
+        sources.execution_boundary(
+            ctx.world,
+            intent.checkout,
+            state["repository"],
+            risk_acceptance_sha256=manifest["execution"]["risk_acceptance_sha256"],  # the plan's own form
+        )
         if manifest["kind"] == "remediation"
         else None
     )
     approved = plans.carried_approval(directory, state["request_key"])
     planned = recurring.embed(state, manifest, approved_plan_hash=approved, execution_boundary=boundary)
-    return judge.require_accepted(judge.evaluate("state", planned), "the fresh state with the plan")
+    verdict = judge.evaluate("state", planned, risk_record=risk.record_for(directory, planned))
+    return judge.require_accepted(verdict, "the fresh state with the plan")
 
 
 def _recurring_recheck(ctx: Context, directory: statedir.StateDir, pending: RecurringPlan, wakeup_id: str) -> Any:

@@ -17,6 +17,8 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -39,7 +41,9 @@ class Verdict(NamedTuple):
         return self.status == 0 and self.result.get("ok") is True
 
 
-def command(check: str, *, approved_hash: str | None = None, now: str | None = None) -> list[str]:
+def command(
+    check: str, *, approved_hash: str | None = None, now: str | None = None, risk_acceptance: str | None = None
+) -> list[str]:
     """The evaluator's command line, already as isolated as the script makes itself (so it does not re-execute)."""
     python = str(_PRIVATE) if os.path.exists(_PRIVATE) else sys.executable
     argv = [python, "-I", "-B", os.path.realpath(EVALUATOR), f"--{check}", "-"]
@@ -47,27 +51,34 @@ def command(check: str, *, approved_hash: str | None = None, now: str | None = N
         argv += ["--approved-hash", approved_hash]
     if now is not None:
         argv += ["--now", now]
+    if risk_acceptance is not None:
+        argv += ["--risk-acceptance", risk_acceptance]
     return argv
 
 
 def evaluate(
-    check: str, document: dict[str, Any], *, approved_hash: str | None = None, now: str | None = None
+    check: str,
+    document: dict[str, Any],
+    *,
+    approved_hash: str | None = None,
+    now: str | None = None,
+    risk_record: dict[str, Any] | None = None,
 ) -> Verdict:
-    """``evaluate_state.py --<check> - [--approved-hash HEX] [--now TS]`` on ``document``."""
+    """``evaluate_state.py --<check> - [--approved-hash HEX] [--now TS] [--risk-acceptance PATH]`` on ``document``.
+
+    ``risk_record``: the risk acceptance record the document binds (act/risk.py), handed over as a private
+    temporary file, so the evaluator verifies it rather than accept the plan on its shape.
+    """
     if check not in ("initial", "prompt", "state"):
         raise ValueError(check)
-    argv = command(check, approved_hash=approved_hash, now=now)
-    try:
-        completed = subprocess.run(
-            argv, input=canonical_bytes(document), capture_output=True, timeout=TIMEOUT_SECONDS, cwd=PROJECT_ROOT
-        )
-    except subprocess.TimeoutExpired:
-        raise ActError(
-            "evaluator-failed", f"the evaluator did not answer within {TIMEOUT_SECONDS} s; no write is permitted"
-        ) from None
-    except OSError as error:
-        message = f"cannot run the evaluator: {error.strerror}; no write is permitted"
-        raise ActError("evaluator-failed", message) from None
+    held = tempfile.TemporaryDirectory(prefix="codex-pr-loop-risk-") if risk_record is not None else nullcontext()
+    with held as folder:  # private (mode 0700), removed with the judgement
+        record_path = None
+        if folder is not None:
+            record_path = os.path.join(folder, "risk-acceptance.json")
+            Path(record_path).write_bytes(canonical_bytes(risk_record))
+        argv = command(check, approved_hash=approved_hash, now=now, risk_acceptance=record_path)
+        completed = _run(argv, canonical_bytes(document))
     lines = completed.stdout.decode("utf-8", "replace").splitlines()
     try:
         result = json.loads(lines[0]) if len(lines) == 1 else None
@@ -79,6 +90,18 @@ def evaluate(
             f"the evaluator exited {completed.returncode} without one JSON result; no write is permitted",
         )
     return Verdict(completed.returncode, result)
+
+
+def _run(argv: list[str], document: bytes) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(argv, input=document, capture_output=True, timeout=TIMEOUT_SECONDS, cwd=PROJECT_ROOT)
+    except subprocess.TimeoutExpired:
+        raise ActError(
+            "evaluator-failed", f"the evaluator did not answer within {TIMEOUT_SECONDS} s; no write is permitted"
+        ) from None
+    except OSError as error:
+        message = f"cannot run the evaluator: {error.strerror}; no write is permitted"
+        raise ActError("evaluator-failed", message) from None
 
 
 def require_accepted(verdict: Verdict, what: str) -> dict[str, Any]:

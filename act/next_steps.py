@@ -70,7 +70,14 @@ NEXT_STEPS: Mapping[str, str] = {
     "action-not-claim": "obey the last wakeup's action (`loop.py wakeup --continue` collects again)",
     "claim-body-invalid": _TELL,
     "plan-drifted": "end the wakeup (`loop.py end-wakeup`); the next wakeup judges the new state",
-    "isolation-unavailable": "run where network namespaces can be made (`unshare -rn true` must work), or " + _TELL,
+    "isolation-unavailable": "run where network namespaces can be made (`unshare -rn true` must work), or ask the "
+    "person whether they accept the losses the message names (only their word allows the `--accept-risk` it names)",
+    "risk-acceptance-not-needed": "run `loop.py init` again without --accept-risk",
+    "risk-acceptance-mismatch": "ask the person about exactly the losses the message names; only their word allows "
+    "the `--accept-risk` it names",
+    "risk-acceptance-exceeded": _TELL,
+    "risk-record-not-kept": _TELL,
+    "risk-record-changed": _TELL,
     "validation-failed": "read the output in the state directory, fix the change, then have a new plan built",
     "base-moved": _NEW_LOOP,
     "head-moved": "restore HEAD to the plan's head, or " + _NEW_LOOP,

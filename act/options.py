@@ -54,6 +54,12 @@ def init(parser: argparse.ArgumentParser) -> None:
         help="plan offline: skip the gh login and git ls-remote checks (execute runs them before its first write)",
     )
     parser.add_argument(
+        "--accept-risk",
+        metavar="G,...",
+        help="only on the person's word: the guarantees they accept the plan runs without, where this machine "
+        "cannot give them (exactly those init names when it refuses; references/prerequisites.md)",
+    )
+    parser.add_argument(
         "--reuse-pr",
         type=int,
         metavar="N",

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from act import aftermath, diff, judge, ledger, sources, statedir, steps, summary, summary_diff
+from act import aftermath, diff, judge, ledger, risk, sources, statedir, steps, summary, summary_diff
 from act.build import initial as initial_builder
 from act.build import recurring
 from act.command import HEX64, Context
@@ -152,7 +152,8 @@ def setup_preflight(ctx: Context, intent: dict[str, Any]) -> dict[str, Any]:
 def _require_validation_isolation(intent: dict[str, Any]) -> None:
     from act import validation
 
-    if intent["commands"] and not validation.network_isolation_available():
+    # An accepted risk gives up network isolation, and the plan says so (act/risk.py).
+    if intent["commands"] and intent["risk_acceptance"] is None and not validation.network_isolation_available():
         raise ActError(
             "isolation-unavailable",
             "the validation commands must run without network (unshare --net) and this machine cannot start a "
@@ -236,14 +237,27 @@ def _intent(ctx: Context) -> dict[str, Any]:
         "pr_title": title,
         "pr_body": body,
         "reuse_pr_number": args.reuse_pr,
+        "risk_acceptance": None,  # decided by run_init: the person's --accept-risk, where it is needed
     }
 
 
-def _observe_initial(ctx: Context, intent: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The fresh snapshot and the PR texts its digests bind."""
+def _observe_initial(
+    ctx: Context, intent: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, str], dict[str, Any] | None]:
+    """The fresh snapshot, the PR texts its digests bind, and the risk acceptance record it binds (if any)."""
     if intent["commit"]:
         _require_only_planned_changes(ctx, intent)
-    snapshot = sources.initial_snapshot(ctx.world, intent)
+    acceptance = intent["risk_acceptance"]
+    snapshot = sources.initial_snapshot(ctx.world, intent, explicit=acceptance is not None)
+    record = None
+    if acceptance is not None:
+        record, snapshot["execution_boundary"] = risk.bound_record(
+            snapshot["execution_boundary"],
+            acceptance,
+            commands=snapshot["commands"],
+            run_id=intent["run_id"],
+            user_id=snapshot["authenticated_user_id"],
+        )
     observed = snapshot["existing_pr_number"]
     if observed != intent["reuse_pr_number"]:
         if observed is None:
@@ -263,7 +277,7 @@ def _observe_initial(ctx: Context, intent: dict[str, Any]) -> tuple[dict[str, An
         title, body = sources.pull_request_texts(ctx.world, intent["repository"], observed)
     else:
         title, body = intent["pr_title"], intent["pr_body"]
-    return snapshot, {"pr_title": title, "pr_body": body}
+    return snapshot, {"pr_title": title, "pr_body": body}, record
 
 
 def _require_only_planned_changes(ctx: Context, intent: dict[str, Any]) -> None:
@@ -299,6 +313,7 @@ def run_init(ctx: Context) -> dict[str, Any]:
     from act import preflight
 
     intent = _intent(ctx)
+    accepted = risk.parse_accepted(ctx.args.accept_risk)
     # Before anything is observed for the plan, and long before anything is written or approved.
     identity = preflight.run(
         ctx.world,
@@ -308,18 +323,23 @@ def run_init(ctx: Context) -> dict[str, Any]:
         {"user.name": ctx.args.author_name, "user.email": ctx.args.author_email},
         network=not ctx.args.no_network_preflight,
     )
+    intent["risk_acceptance"] = risk.initial_acceptance(ctx.world, intent, accepted, statedir.now_text())
     intent.update(setup_preflight(ctx, intent))  # the token's permissions, drafts, isolation
     run_id = initial_builder.new_run_id()
     intent.update(run_id=run_id, review_request_body_template=markers.default_review_template(run_id, 0))
-    snapshot, texts = _observe_initial(ctx, intent)
+    snapshot, texts, record = _observe_initial(ctx, intent)
     document = _build_initial(intent, snapshot, texts)
-    result = judge.require_accepted(judge.evaluate("initial", document), "the initial document")
+    result = judge.require_accepted(
+        judge.evaluate("initial", document, risk_record=record), "the initial document"
+    )
     path = Path(ctx.args.state_dir) if ctx.args.state_dir else statedir.default_path(run_id)
     directory = statedir.StateDir.create(path, checkout=intent["checkout"])
     built_at = statedir.now_text()
     directory.write_model(statedir.INTENT, build(Intent, {**intent, "created_at": built_at}))
     directory.write_model(statedir.SETUP, _setup(ctx.world, identity))
     directory.write(statedir.INITIAL, document)
+    if record is not None:
+        risk.keep(directory, record)
     directory.write_model(statedir.INITIAL_TEXTS, build(InitialTexts, texts))
     directory.write(statedir.INITIAL_RESULT, {"validated_at": built_at, "rebuilt": False, "result": result})
     record_plan(
@@ -347,6 +367,7 @@ def run_init(ctx: Context) -> dict[str, Any]:
             _planned_diff(ctx, intent, document),
             commit_identity=identity.shown(),
             draft_pr=intent["draft_pr"],
+            risk_record=record,
         ),
         "next": _after_init(intent["mode"], directory),
     }
@@ -427,7 +448,7 @@ def rebuild_initial(ctx: Context) -> None:
             "no initial side effect is permitted; start over with `loop.py init`",
             path="/initial_plan_hash",
         )
-    snapshot, texts = _observe_initial(ctx, intent)
+    snapshot, texts, record = _observe_initial(ctx, intent)
     document = _build_initial(intent, snapshot, texts)
     found = changes({"initial_document": approved_document, **approved_texts}, {"initial_document": document, **texts})
     if found:
@@ -447,7 +468,8 @@ def rebuild_initial(ctx: Context) -> None:
             },
         )
     result = judge.require_accepted(
-        judge.evaluate("initial", document, approved_hash=approved), "the rebuilt initial document"
+        judge.evaluate("initial", document, approved_hash=approved, risk_record=record),
+        "the rebuilt initial document",
     )
     directory.write(statedir.INITIAL_RESULT, {"validated_at": statedir.now_text(), "rebuilt": True, "result": result})
 
@@ -471,7 +493,7 @@ def _state_input(ctx: Context, directory: statedir.StateDir) -> dict[str, Any]:
 
 def _require_action(directory: statedir.StateDir, state: dict[str, Any], expected: str) -> dict[str, Any]:
     """The evaluator must ask for this plan, on this very state, before it is built."""
-    verdict = judge.evaluate("state", state)
+    verdict = judge.evaluate("state", state, risk_record=risk.record_for(directory, state))
     result = judge.require_accepted(verdict, "the state")
     if result["action"] != expected:
         code = {"plan-remediation": "action-not-plan-remediation", "plan-finalization": "action-not-plan-finalization"}[
@@ -493,11 +515,13 @@ def _finish_plan(
     manifest: dict[str, Any],
     choices: dict[str, Any] | None,
     plan_summary: dict[str, Any],
+    risk_record: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     kind = manifest["kind"]
     approved = carried_approval(directory, state["request_key"])
     planned = recurring.embed(state, manifest, approved_plan_hash=approved)
-    result = judge.require_accepted(judge.evaluate("state", planned), f"the state with the {kind} plan")
+    verdict = judge.evaluate("state", planned, risk_record=risk_record)
+    result = judge.require_accepted(verdict, f"the state with the {kind} plan")
     plan_hash = planned[f"{kind}_plan_hash"]
     if result["action"] not in PLAN_ACTIONS[kind]:
         raise ActError(
@@ -506,6 +530,8 @@ def _finish_plan(
             "plan is not recorded; obey that action",
             details={"evaluation": result},
         )
+    if risk_record is not None:
+        risk.keep(directory, risk_record)
     directory.write(statedir.STATE, planned)
     directory.write(statedir.LAST_RESULT, result)
     recorded = {
@@ -586,11 +612,13 @@ def run_plan_remediation(ctx: Context) -> dict[str, Any]:
         argvs = [] if args.no_commands else command_argvs(args.command) if args.command else list(intent.commands)
         paths, template = sorted(args.path), None
     _require_action(directory, state, "plan-remediation")
+    commands = sources.commands(argvs)
+    execution, record = risk.remediation_boundary(ctx.world, intent, state, commands)
     manifest = recurring.remediation_manifest(
         state,
         path_records=sources.path_records(intent.checkout, paths),
-        commands=sources.commands(argvs),
-        execution=sources.execution_boundary(ctx.world, intent.checkout, state["repository"]),
+        commands=commands,
+        execution=execution,
         template=template,
     )
     choices = {
@@ -599,8 +627,9 @@ def run_plan_remediation(ctx: Context) -> dict[str, Any]:
         "review_request_body_template": manifest["review_request_body_template"],
     }
     findings = bound_findings(directory, state)
-    plan_summary = summary.remediation_summary(state, manifest, recurring.plan_hash(manifest), findings)
-    return {**_finish_plan(ctx, directory, state, manifest, choices, plan_summary), "findings": findings}
+    plan_summary = summary.remediation_summary(state, manifest, recurring.plan_hash(manifest), findings, record)
+    finished = _finish_plan(ctx, directory, state, manifest, choices, plan_summary, record)
+    return {**finished, "findings": findings}
 
 
 def _notes(directory: statedir.StateDir, state: dict[str, Any]) -> WakeupNotes | None:

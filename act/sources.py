@@ -138,8 +138,11 @@ def observing() -> Iterator[None]:
         raise ActError(error.code, error.message) from None
 
 
-def initial_snapshot(world: World, intent: dict[str, Any]) -> dict[str, Any]:
-    """The collector's initial snapshot for the intent's checkout, branches, paths and commands."""
+def initial_snapshot(world: World, intent: dict[str, Any], *, explicit: bool = False) -> dict[str, Any]:
+    """The collector's initial snapshot for the intent's checkout, branches, paths and commands.
+
+    ``explicit``: its execution boundary in the explicit-risk-acceptance form, not yet bound (act/risk.py).
+    """
     from observe import collect
 
     with observing():
@@ -154,6 +157,7 @@ def initial_snapshot(world: World, intent: dict[str, Any]) -> dict[str, Any]:
             create_branch=intent["create_branch"],
             commit=intent["commit"],
             push=intent["push"],
+            explicit=explicit,
         )
 
 
@@ -175,11 +179,20 @@ def pull_request_texts(world: World, repository: str, number: int) -> tuple[str,
     return title, body or ""  # GitHub says null for an empty body
 
 
-def execution_boundary(world: World, checkout: str, repository: str) -> dict[str, Any]:
+def execution_boundary(
+    world: World, checkout: str, repository: str, *, risk_acceptance_sha256: str | None = None, explicit: bool = False
+) -> dict[str, Any]:
+    """The isolated form; with a digest the explicit form bound to it; ``explicit`` alone: not yet bound."""
     from observe import collect
 
     with observing():
-        return collect.boundary(world.settings(), checkout=checkout, repository=repository, risk_acceptance_sha256=None)
+        return collect.boundary(
+            world.settings(),
+            checkout=checkout,
+            repository=repository,
+            risk_acceptance_sha256=risk_acceptance_sha256,
+            explicit=explicit,
+        )
 
 
 def path_records(checkout: str, paths: Sequence[str]) -> list[dict[str, Any]]:

@@ -52,6 +52,13 @@ AutomationStage = Literal[
 ]
 
 
+class AcceptedRisk(Strict):
+    """What the person accepted at ``init`` to run without (act/risk.py): every explicit-form plan stays within it."""
+
+    accepted_at: Timestamp
+    unavailable_guarantees: list[str]
+
+
 class Intent(Strict):
     """``intent.json``: what the person asked for at ``init``, and the run it became."""
 
@@ -75,6 +82,7 @@ class Intent(Strict):
     # Whether create-pr opens a draft: false where GitHub has no drafts (the preflight's finding, shown in
     # the approval summary). The manifest cannot say it (references/prerequisites.md, "Drafts").
     draft_pr: bool = True
+    risk_acceptance: AcceptedRisk | None = None  # None: every plan has the isolated form
 
 
 class Setup(Strict):

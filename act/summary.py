@@ -17,6 +17,9 @@ plan's manifest itself, pointer ""):
 - ``{"covered_by": P, "sha256": H}``: the value is the text whose SHA-256 H is
   at P; with ``"shown": "excerpt"`` it is a cut (and redacted) excerpt of it;
 - ``{"covered_by": P, "shown": "in words"}``: the value says in words what P holds;
+- ``{"covered_by": P, "record_sha256": H}``: the value is the JSON record whose
+  canonical digest H is at P (the risk acceptance record); with
+  ``"shown": "in words"`` it says in words what that record holds;
 - ``{"digest_of": P}``: the value is the digest of P (the plan hash);
 - ``{"informational": WHY}``: not bound by the hash; WHY says where it comes from.
 """
@@ -28,7 +31,7 @@ from typing import Any
 
 from act import summary_diff
 from evaluator import codex_text, markers, policy
-from evaluator.canonical import text_digest
+from evaluator.canonical import digest, text_digest
 
 Coverage = dict[str, Any]
 
@@ -67,6 +70,23 @@ def _execution(boundary: Mapping[str, Any], at: str) -> tuple[dict[str, Any], Co
     return shown, _at({**pointers, "risk_acceptance_sha256": f"{at}/risk_acceptance_sha256"})
 
 
+def _risk(record: Mapping[str, Any] | None, at: str) -> dict[str, tuple[Any, Coverage]]:
+    """What the person accepted to run without (act/risk.py), in words and as the record the plan binds."""
+    if record is None:
+        return {}
+    from act.risk import GIVEN_UP
+
+    bound = {"covered_by": f"{at}/risk_acceptance_sha256", "record_sha256": digest(record)}
+    words = [
+        "this plan runs WITHOUT the isolation this machine cannot give, as the person accepted at init:",
+        *(f"{name}: {GIVEN_UP[name]}" for name in record["unavailable_guarantees"]),
+    ]
+    return {
+        "risk_accepted": (words, {**bound, "shown": "in words"}),
+        "risk_acceptance_record": (dict(record), bound),
+    }
+
+
 def _commands(commands: Sequence[Mapping[str, Any]], at: str) -> tuple[list[list[str]], Coverage]:
     return [list(c["argv"]) for c in commands], _at([f"{at}/{i}/argv" for i in range(len(commands))])
 
@@ -79,6 +99,7 @@ def initial_summary(
     *,
     commit_identity: str | None = None,
     draft_pr: bool = True,
+    risk_record: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``diff``: the planned change as ``summary_diff`` shows it (or withholds it); ``commit_identity``: who
     every commit of the loop is by (the preflight found it; no digest binds it); ``draft_pr`` false: the
@@ -129,6 +150,7 @@ def initial_summary(
         "threads": ([], _informational("an initial plan answers no thread")),
         "gates": (None, _informational("an initial plan checks no merge gate")),
         "execution": (execution, execution_coverage),
+        **_risk(risk_record, "/initial_snapshot/execution_boundary"),
         "automation": (
             f"a heartbeat in this thread, {policy.HEARTBEAT_RRULE}, created PAUSED and activated only after the "
             "evaluator renders its prompt",
@@ -153,8 +175,10 @@ def remediation_summary(
     manifest: Mapping[str, Any],
     plan_hash: str,
     findings: Sequence[Mapping[str, Any]] = (),
+    risk_record: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``findings``: what Codex wrote on each thread; shown only where its digest is the one the plan binds."""
+    """``findings``: what Codex wrote on each thread; shown only where its digest is the one the plan binds;
+    ``risk_record``: the acceptance record the plan's explicit-form boundary binds."""
     round_number = state["fix_rounds"] + 1
     said = {(finding["thread_id"], finding["body_sha256"], finding["position_sha256"]): finding for finding in findings}
     commands, commands_coverage = _commands(manifest["commands"], "/commands")
@@ -208,6 +232,7 @@ def remediation_summary(
         "threads": (threads, {"covered_by": "/actionable_threads", "shown": "each item's coverage"}),
         "gates": (None, _informational("a remediation plan checks no merge gate")),
         "execution": (execution, execution_coverage),
+        **_risk(risk_record, "/execution"),
         "how_to_approve": (how_to_approve(state["mode"], plan_hash), _HOW_TO_APPROVE),
     }
     return _covered(shown)
@@ -316,7 +341,9 @@ def text(summary: Mapping[str, Any]) -> str:
         if key in ("plan_kind", "plan_hash", "mode", "how_to_approve", "coverage") or value is None or value == []:
             continue
         label = key.replace("_", " ") + (" (informational)" if "informational" in coverage.get(key, {}) else "")
-        if key == "diff":
+        if key == "risk_acceptance_record":
+            lines.append(f"  {label}: sha256 {coverage[key]['record_sha256']} (whole in the JSON summary)")
+        elif key == "diff":
             lines += _diff_lines(value)
         elif isinstance(value, list):
             lines.append(f"  {label}:")

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from act import judge, sources, statedir, steps
+from act import judge, risk, sources, statedir, steps
 from act.build import recurring
 from act.command import Context
 from act.errors import ActError, UsageError
@@ -158,12 +158,17 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
     if embedded is not None:
         manifest = embedded.manifest.as_dict()
         boundary = (
-            sources.execution_boundary(ctx.world, intent.checkout, state["repository"])
+            sources.execution_boundary(
+                ctx.world,
+                intent.checkout,
+                state["repository"],
+                risk_acceptance_sha256=manifest["execution"]["risk_acceptance_sha256"],  # the plan's own form
+            )
             if manifest["kind"] == "remediation"
             else None
         )
         state = recurring.embed(state, manifest, approved_plan_hash=approved, execution_boundary=boundary)
-    verdict = judge.evaluate("state", state)
+    verdict = judge.evaluate("state", state, risk_record=risk.record_for(directory, state))
     if not verdict.accepted:  # a rejected state justifies nothing: it is not stored
         end_wakeup(directory, "state-rejected")
         judge.require_accepted(verdict, "the wakeup state")

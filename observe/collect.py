@@ -93,15 +93,21 @@ def initial(
     create_branch: bool,
     commit: bool,
     push: bool,
+    explicit: bool = False,
 ) -> dict[str, Any]:
-    """The ``initial_snapshot``: the checkout, its validation commands, and the open PRs."""
+    """The ``initial_snapshot``: the checkout, its validation commands, and the open PRs.
+
+    ``explicit``: the execution boundary in the explicit-risk-acceptance form, not yet bound (act/risk.py).
+    """
     from observe.git.observer import command_definition_sha256
 
     bound_commands = [
         {"argv": list(argv), "definition_sha256": command_definition_sha256(list(argv))} for argv in commands
     ]
     with ExitStack() as stack:
-        git_fields = _git(settings, stack, checkout).initial_snapshot_fields(repository, base, list(paths))
+        git_fields = _git(settings, stack, checkout).initial_snapshot_fields(
+            repository, base, list(paths), explicit=explicit
+        )
         client = _github(settings, stack, repository)
         user_id, open_prs_sha256, existing = existing_pull_request(client, repository, head)
     return {
@@ -281,12 +287,15 @@ def report(settings: Settings, *, repository: str, pr_number: int, run_id: str) 
 
 
 def boundary(
-    settings: Settings, *, checkout: str, repository: str, risk_acceptance_sha256: str | None
+    settings: Settings, *, checkout: str, repository: str, risk_acceptance_sha256: str | None, explicit: bool = False
 ) -> dict[str, Any]:
-    """Observed once, placed twice: as the state's execution_boundary and the plan's execution."""
+    """Observed once, placed twice: as the state's execution_boundary and the plan's execution.
+
+    ``explicit`` without a digest: the explicit form not yet bound to its acceptance record (act/risk.py).
+    """
     with ExitStack() as stack:
         git = _git(settings, stack, checkout)
-        return git.execution_boundary(repository, risk_acceptance_sha256=risk_acceptance_sha256)
+        return git.execution_boundary(repository, risk_acceptance_sha256=risk_acceptance_sha256, explicit=explicit)
 
 
 def recheck_paths(*, checkout: str, document_path: str) -> dict[str, Any]:

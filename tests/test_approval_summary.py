@@ -57,6 +57,10 @@ def check(shown: dict[str, Any], document: Any) -> list[tuple[str, Any, str]]:
             assert len(resolve(document, spec["covered_by"])) == len(value), key
             for item in value:
                 excerpts += check(item, document)
+        elif "record_sha256" in spec:  # a JSON record bound by its canonical digest (the risk acceptance)
+            assert resolve(document, spec["covered_by"]) == spec["record_sha256"], key
+            if spec.get("shown") != "in words":
+                assert digest(value) == spec["record_sha256"], key
         elif "sha256" in spec:
             assert resolve(document, spec["covered_by"]) == spec["sha256"], key
             if spec.get("shown") == "excerpt":
@@ -66,14 +70,17 @@ def check(shown: dict[str, Any], document: Any) -> list[tuple[str, Any, str]]:
         elif spec.get("shown") == "in words":
             resolve(document, spec["covered_by"])
         else:
-            pointers = spec["covered_by"]
-            if isinstance(pointers, list):
-                assert value == [resolve(document, p) for p in pointers], key
-            elif isinstance(pointers, dict):
-                assert value == {k: resolve(document, p) for k, p in pointers.items()}, key
-            else:
-                assert value == resolve(document, pointers), key
+            assert value == resolve_all(document, spec["covered_by"]), key
     return excerpts
+
+
+def resolve_all(document: Any, pointers: str | list[str] | dict[str, str]) -> Any:
+    """What one pointer, a list of pointers or an object of pointers names, in the same shape."""
+    if isinstance(pointers, list):
+        return [resolve(document, p) for p in pointers]
+    if isinstance(pointers, dict):
+        return {k: resolve(document, p) for k, p in pointers.items()}
+    return resolve(document, pointers)
 
 
 def initial_document(diff: bytes) -> dict[str, Any]:

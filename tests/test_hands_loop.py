@@ -509,10 +509,10 @@ def test_each_row_names_its_function_and_only_the_running_command_is_imported():
         assert not {name for name in loaded if name.startswith(("observe.github", "httpx", "ghapi"))}, case
 
 
-def bootstrap(capsys, world, mode: str) -> dict:
-    """init, approve, the initial writes (by hand here), the automation up to ACTIVE: a live loop."""
+def bootstrap(capsys, world, mode: str, *extra: str) -> dict:
+    """init (with ``extra`` flags), approve, the initial writes (by hand here), the automation up to ACTIVE."""
     fake, repo = world["fake"], world["repo"]
-    made = loop(capsys, world, *init_args(world, "--mode", mode, "--reuse-pr", str(PR_NUMBER)))
+    made = loop(capsys, world, *init_args(world, "--mode", mode, "--reuse-pr", str(PR_NUMBER), *extra))
     where = ["--state-dir", made["state_dir"]]
     if mode == "approval-gated":
         loop(capsys, world, "approve", *where, "--hash", made["initial_plan_hash"])
@@ -532,7 +532,8 @@ def bootstrap(capsys, world, mode: str) -> dict:
     loop(capsys, world, "verify-automation", *where)
     write_automation(world, "loop-stub", key, rendered, "ACTIVE")
     assert loop(capsys, world, "verify-automation", *where)["outcome"] == "active"
-    return {"where": where, "key": key, "head1": head1, "directory": statedir.StateDir(Path(made["state_dir"]))}
+    directory = statedir.StateDir(Path(made["state_dir"]))
+    return {"where": where, "key": key, "head1": head1, "directory": directory, "init": made}
 
 
 @pytest.mark.slow  # a whole loop: run by .ci/run, left out by default

@@ -160,12 +160,17 @@ class GitObserver:
         read_scope: Sequence[str] | None = None,
         write_scope: Sequence[str] | None = None,
         risk_acceptance_sha256: str | None = None,
+        explicit: bool = False,
     ) -> dict:
         """Every initial_snapshot field this checkout determines, ready to drop in."""
         remote = self.remote_name_for(repository)
         base_sha = self.base_sha(remote, base_branch)
         boundary = self.execution_boundary(
-            repository, read_scope=read_scope, write_scope=write_scope, risk_acceptance_sha256=risk_acceptance_sha256
+            repository,
+            read_scope=read_scope,
+            write_scope=write_scope,
+            risk_acceptance_sha256=risk_acceptance_sha256,
+            explicit=explicit,
         )
         return {
             "base_sha": base_sha,
@@ -313,10 +318,17 @@ class GitObserver:
         read_scope: Sequence[str] | None = None,
         write_scope: Sequence[str] | None = None,
         risk_acceptance_sha256: str | None = None,
+        explicit: bool = False,
     ) -> dict:
-        """The isolated form when nothing is missing; the explicit form when an acceptance digest is given."""
-        isolated = risk_acceptance_sha256 is None
-        if not isolated and not (isinstance(risk_acceptance_sha256, str) and _SHA256.fullmatch(risk_acceptance_sha256)):
+        """The isolated form when nothing is missing; the explicit form when an acceptance digest is given.
+
+        ``explicit`` with no digest: the explicit form not yet bound (its digest ``None``), from which the
+        hands build the acceptance record whose digest then binds it (act/risk.py).
+        """
+        isolated = risk_acceptance_sha256 is None and not explicit
+        if risk_acceptance_sha256 is not None and not (
+            isinstance(risk_acceptance_sha256, str) and _SHA256.fullmatch(risk_acceptance_sha256)
+        ):
             raise GitObservationError("git-risk-acceptance-invalid", "risk_acceptance_sha256 must be 64 lowercase hex")
         git = self.git_object(repository, isolated=isolated)
         if isolated:
