@@ -1,7 +1,10 @@
 """``loop.py next``: every mechanical step of the loop in one command, up to the one act that is not.
 
-The agent runs ``init``, has the person ``approve``, then ``next`` until the
-loop is running, and ``next`` once at every heartbeat. ``next`` runs the
+The agent runs ``init``, then ``next`` until the loop is running (with
+``--approve HASH`` first, the person's reply, in approval-gated mode), and
+``next`` once at every heartbeat (``--approve HASH`` when the person replied
+to a plan since the last one: it is recorded exactly as ``approve`` records it,
+before anything else). ``next`` runs the
 same single commands references/hands.md's table gives (act/steps.py), in process and under
 the same checks, one after the other, and stops only where someone must act:
 
@@ -209,8 +212,8 @@ class _Advance:
             self.forget()
             raise _Stop(
                 you_do="show the person the approval_summary; the wakeup is over. When they reply with the full "
-                f"hash, run `loop.py approve --state-dir {self.directory.path} --hash HASH` with it exactly as they "
-                "wrote it",
+                f"hash, pass it at the next heartbeat: `loop.py next --state-dir {self.directory.path} --approve HASH`"
+                ", exactly as they wrote it",
                 then=f"at the next heartbeat: {self.again}",
             )
         if step.act in ("tell", "nothing"):
@@ -248,8 +251,10 @@ class _Advance:
 
 def run_next(ctx: Context) -> dict[str, Any]:
     advance = _Advance(ctx)
-    automation = advance.directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
     try:
+        if ctx.args.approve_hash is not None:  # the person's reply first, refused exactly as `approve` refuses it
+            advance.run("approve", "--hash", ctx.args.approve_hash)
+        automation = advance.directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
         if advance.resumable() is None and (automation is None or automation.stage not in _RUNNING):
             advance.bootstrap(automation)
         elif automation is not None and automation.stage == "deleted" and advance.resumable() is None:

@@ -152,3 +152,10 @@ def next_step(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--id", dest="automation_id", metavar="ID", help="the automationId automation_update answered for the create"
     )
+    parser.add_argument(
+        "--approve",
+        dest="approve_hash",
+        metavar="HEX",
+        help="the person's reply: the pending plan's 64-hex hash exactly as they wrote it, recorded first "
+        "(as `loop.py approve --hash` records it)",
+    )

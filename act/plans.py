@@ -329,9 +329,7 @@ def run_init(ctx: Context) -> dict[str, Any]:
     intent.update(run_id=run_id, review_request_body_template=markers.default_review_template(run_id, 0))
     snapshot, texts, record = _observe_initial(ctx, intent)
     document = _build_initial(intent, snapshot, texts)
-    result = judge.require_accepted(
-        judge.evaluate("initial", document, risk_record=record), "the initial document"
-    )
+    result = judge.require_accepted(judge.evaluate("initial", document, risk_record=record), "the initial document")
     path = Path(ctx.args.state_dir) if ctx.args.state_dir else statedir.default_path(run_id)
     directory = statedir.StateDir.create(path, checkout=intent["checkout"])
     built_at = statedir.now_text()
@@ -414,8 +412,9 @@ def _after_init(mode: str, directory: statedir.StateDir) -> str:
     if mode == "autonomous":
         return _execute_initial(directory)
     return (
-        "show the approval summary; when the person replies with the exact hash, run `loop.py approve --state-dir "
-        f"{directory.path} --hash HASH`; then {_execute_initial(directory)}"
+        "show the approval summary; when the person replies with the exact hash, run `loop.py next --state-dir "
+        f"{directory.path} --approve HASH` with it (one at a time: `loop.py approve --state-dir {directory.path} "
+        f"--hash HASH`, then {_execute_initial(directory)})"
     )
 
 

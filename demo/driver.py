@@ -359,6 +359,16 @@ class NextRun(Run):
     heartbeat.
     """
 
+    reply: str | None = None  # the person's hash, passed with the next `next` (--approve)
+
+    def approve(self, plan_hash: str) -> None:
+        """The person replies with the exact hash shown; the agent passes it verbatim with its next ``next``."""
+        if self.reply is not None:  # an earlier reply not passed yet: recorded on its own first
+            super().approve(self.reply)
+        self.note(f"person: approves {plan_hash}")
+        self.approved.add(plan_hash)
+        self.reply = plan_hash
+
     def start_running(self, made: dict[str, Any]) -> None:
         self.executed.add(made["initial_plan_hash"])
         told = self.next("next (start)")
@@ -381,6 +391,8 @@ class NextRun(Run):
                 told = self.act_on(told)
 
     def next(self, name: str, *args: str) -> dict[str, Any]:
+        if self.reply is not None:
+            args, self.reply = ("--approve", self.reply, *args), None
         try:
             told = self.agent.loop("next", *args)
         except Refused as refused:
@@ -394,7 +406,8 @@ class NextRun(Run):
         for done in told.get("did", []):
             if done.get("outcome") == "deleted":
                 self.cleanup_outcome = "deleted"
-            self.step(done["command"].split()[1], {**done, "ok": True})
+            command = done["command"].split()[1]
+            self.step(command, {**done, "ok": True}, action="approved" if command == "approve" else None)
         self.automation_key = self.automation_key or self._key()
         if "approval_summary" in told and "approve" in told.get("you_do", ""):
             self.show_summary(told["approval_summary"])

@@ -622,3 +622,22 @@ def test_a_wakeup_says_which_rules_left_a_gate_unknown_beside_the_state(capsys, 
     unreadable = {"gate": "branch_protection", "rule": "classic-protection", "reason": "protection-unreadable"}
     assert woken["gate_unknowns"] == [unreadable]
     assert loop(capsys, world, "status", *live["where"])["gate_unknowns"] == [unreadable]
+
+
+def test_next_records_the_persons_hash_first_and_refuses_it_as_approve_does(capsys, world):
+    """`next --approve HASH` is `approve --hash HASH` then `next`: a hash `approve` refuses runs nothing else."""
+    made = loop(capsys, world, *init_args(world, "--mode", "approval-gated", "--reuse-pr", str(PR_NUMBER)))
+    plan_hash, where = made["initial_plan_hash"], ["--state-dir", made["state_dir"]]
+    assert f"`loop.py next --state-dir {made['state_dir']} --approve HASH`" in made["next"]
+    for named, code in ((plan_hash[:12], "approval-hash-malformed"), ("0" * 64, "approval-hash-mismatch")):
+        refusal = loop(capsys, world, "next", *where, "--approve", named, status=1)
+        assert refusal["errors"][0]["code"] == code and plan_hash not in json.dumps(refusal)
+        assert refusal["refused_in"] == f"loop.py approve --hash {named}" and refusal["did"] == []  # nothing else ran
+        assert not (Path(made["state_dir"]) / statedir.APPROVAL).exists()
+        assert loop(capsys, world, "status", *where)["automation"] is None
+    # Recorded, then on to the plan's execution (which this offline world refuses at its preflight).
+    told = loop(capsys, world, "next", *where, "--approve", plan_hash, status=1)
+    assert [done["command"] for done in told["did"]] == [f"loop.py approve --hash {plan_hash}"]
+    assert told["refused_in"] == "loop.py execute"
+    approval = json.loads((Path(made["state_dir"]) / statedir.APPROVAL).read_text(encoding="utf-8"))
+    assert approval["plan_hash"] == plan_hash and approval["kind"] == "initial"
