@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -191,6 +192,8 @@ def _build(staging: Path, env_from: str) -> None:
         destination = staging / relative
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(SOURCE / relative, destination)
+        if (SOURCE / relative).stat().st_mode & stat.S_IXUSR:  # the launcher (scripts/loop) runs as a program
+            destination.chmod(0o755)
     lock = pinned_requirements(SOURCE / "requirements-runtime.lock")
     make_private_environment(staging / PRIVATE_ENV, lock, env_from)
     record = {
@@ -364,6 +367,7 @@ def self_check(skill: Path) -> None:
             if script.name == "isolation.py":
                 continue
             _expect(skill, [str(script), "--help"], elsewhere, {0})
+        _expect(skill, [str(skill / "scripts" / "loop"), "--help"], elsewhere, {0}, interpreter=False)
         answer = _expect(skill, [str(skill / "scripts" / "evaluate_state.py"), "--initial", "-"], elsewhere, {1}, "{}")
         if json.loads(answer).get("ok") is not False:
             raise InstallError("the installed evaluator accepted an empty document")
@@ -378,10 +382,11 @@ def self_check(skill: Path) -> None:
             raise InstallError("the installed collector printed no execution boundary")
 
 
-def _expect(skill: Path, argv: list[str], cwd: str, codes: set[int], stdin: str = "") -> str:
-    result = subprocess.run(
-        [sys.executable, *argv], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120, check=False
-    )
+def _expect(
+    skill: Path, argv: list[str], cwd: str, codes: set[int], stdin: str = "", *, interpreter: bool = True
+) -> str:
+    command = [sys.executable, *argv] if interpreter else argv
+    result = subprocess.run(command, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120, check=False)
     if result.returncode not in codes:
         shown = " ".join(Path(a).name if a.startswith(str(skill)) else a for a in argv)
         output = (result.stderr or result.stdout)[-1000:]

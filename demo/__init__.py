@@ -4,5 +4,5 @@
 (approving by the exact hash printed), Codex (scripted reviews), other actors
 (a push by someone else, a closed pull request) and the agent's one free act
 (an in-place edit of a planned file); every other step is the real command an
-agent runs (``scripts/loop.py``), run as a subprocess. See demo/README.md.
+agent runs (``scripts/loop``), run as a subprocess. See demo/README.md.
 """

@@ -10,6 +10,7 @@ shortened to ``$DEMO`` for reading.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from demo.stack import Stack
 from simulator.gh import gh_calls
 
 ROOT = Path(__file__).resolve().parent.parent
-LOOP = ROOT / "scripts" / "loop.py"
+LOOP = ROOT / "scripts" / "loop"  # the launcher SKILL.md gives: one isolated interpreter per command
 
 
 class Missing(Exception):
@@ -47,19 +48,22 @@ class Agent:
     def loop(self, command: str, *args: str, expect_ok: bool = True) -> dict[str, Any]:
         """Run ``loop.py COMMAND ARGS``; its one JSON line is the answer."""
         if not LOOP.is_file():
-            raise Missing("scripts/loop.py")
+            raise Missing("scripts/loop")
         self.stack.world.clock.advance(timedelta(seconds=1))  # time passes between two commands
         where = ["--state-dir", self.state_dir] if self.state_dir and command != "init" else []
-        argv = [sys.executable, str(LOOP), command, *where, *args, "--observed-at", self.stack.world.clock.iso()]
-        shown = self.shorten(shlex.join([Path(sys.executable).name, "scripts/loop.py", command, *where, *args]))
+        argv = [str(LOOP), command, *where, *args, "--observed-at", self.stack.world.clock.iso()]
+        shown = self.shorten(shlex.join(["scripts/loop", command, *where, *args]))
         # The route flags: init records them in the state directory, so no later command repeats them.
         self.transcript.append(shown.replace(" init ", " init $F ", 1) if command == "init" else shown)
         if self.out is not None:
             print(f"{'':>11}  $ {self.transcript[-1]}", end="", file=self.out, flush=True)
         began, asked = time.monotonic(), gh_calls(self.stack.gh).count("auth token")
+        environment = self.stack.environment()
+        # The skill here has no private environment: the launcher runs the first python3 on PATH, this one.
+        environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), environment["PATH"]])
         completed = subprocess.run(
             [*argv, *self.stack.network_flags()],
-            env=self.stack.environment(),
+            env=environment,
             capture_output=True,
             text=True,
             timeout=300,

@@ -1,6 +1,6 @@
 """One demo run: the person's local change, the approval-gated start, the bootstrap and the wakeups.
 
-The loop is driven only through ``scripts/loop.py`` (demo/agent.py) and
+The loop is driven only through ``scripts/loop`` (demo/agent.py) and
 Codex's automation tool with the payloads it printed. The World is touched
 directly only for other actors: Codex (scripted reviews), the person (the
 local change, the approvals by exact hash), someone else pushing over the

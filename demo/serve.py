@@ -73,7 +73,7 @@ def serve(scratch: Path, codex: list[str], delay: float) -> int:
     (scratch / "serve.json").write_text(
         json.dumps({"tool_port": tool.server_address[1], "environment": environment, "flags": flags}), "utf-8"
     )
-    loop = f"{shlex.quote(sys.executable)} scripts/loop.py"
+    loop = "scripts/loop"  # the first python3 on PATH runs it (the one that has requirements.lock installed)
     exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in environment.items() if name != "PATH")
     print(
         f"simulated github.com, Codex and the automation host are running ({scratch}).\n\n"
@@ -82,8 +82,8 @@ def serve(scratch: Path, codex: list[str], delay: float) -> int:
         f"  {loop} init $F --checkout {stack.checkout} --repository {REPOSITORY} --base main --head {HEAD_BRANCH} "
         f"--path {CHANGED_FILE} --create-branch --commit --push --mode approval-gated --title 'Fix the greeting' "
         "--body 'The greeting said helo.' --format text\n"
-        "Then follow SKILL.md (`loop.py approve`, then `loop.py next` until the loop is live), adding $F to every\n"
-        "loop.py command. Pass each automation payload with:\n"
+        "Then follow SKILL.md (`scripts/loop next --approve HASH`, then `scripts/loop next` until the loop is live),\n"
+        "adding $F to every command. Pass each automation payload with:\n"
         f"  {shlex.quote(sys.executable)} -m demo.serve tool {scratch} 'PAYLOAD'\n\nCtrl-C stops it.",
         flush=True,
     )

@@ -167,6 +167,19 @@ def test_installed_script_answers_help_from_another_directory(installed, script,
     assert "usage:" in result.stdout
 
 
+def test_the_installed_launcher_runs_the_private_environment_from_another_directory(installed, tmp_path):
+    launcher = installed / "scripts" / "loop"
+    assert launcher.stat().st_mode & 0o777 == 0o755
+    traced = subprocess.run(
+        ["/bin/sh", "-x", str(launcher), "list"], cwd=tmp_path, capture_output=True, text=True, timeout=180,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")},
+    )  # fmt: skip
+    assert traced.returncode == 0, traced.stdout + traced.stderr
+    assert json.loads(traced.stdout)["loops"] == []
+    private = installed / ".venv" / "bin" / "python"
+    assert f"+ exec {private} -I -B {installed / 'scripts' / 'loop.py'} list" in traced.stderr.splitlines()
+
+
 def test_installed_scripts_run_real_commands_from_another_directory(installed, clone, tmp_path):
     evaluator = str(installed / "scripts" / "evaluate_state.py")
     evaluated = run([evaluator, "--initial", str(clone / VALID_INITIAL)], tmp_path)

@@ -13,6 +13,10 @@ from __future__ import annotations
 import ast
 import glob
 import json
+import os
+import re
+import runpy
+import shlex
 import shutil
 import subprocess
 import sys
@@ -120,3 +124,113 @@ def test_the_installer_defaults_to_codexs_documented_skill_location(tmp_path):
     assert target("--codex-home", str(tmp_path / "c")) == str(
         tmp_path.resolve() / "c" / "skills" / "github-codex-pr-loop"
     )
+
+
+# The sh launcher: `scripts/loop ARGS` execs the command line loop.py would re-execute itself into, so one command
+# is one interpreter. What proves it without tracing: the exact command the launcher execs (sh -x prints it) runs
+# with sys.executable equal to the interpreter loop.py re-executes into, isolated, so launch() goes straight on.
+
+LAUNCHER_PROBE = "import sys; print(sys.executable, sys.flags.isolated, sys.flags.dont_write_bytecode)"
+
+
+def with_private_environment(skill: Path) -> Path:
+    """The private environment install.py makes, here with this interpreter's (pinned) packages."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", str(skill / ".venv")], check=True, timeout=120
+    )
+    return skill / ".venv" / "bin" / "python"
+
+
+def exec_line(launcher: Path, *args: str, path: str = "/usr/bin:/bin") -> str:
+    """The command the launcher execs, from sh's own trace of its last command."""
+    traced = subprocess.run(
+        ["/bin/sh", "-x", str(launcher), *args], capture_output=True, text=True, env={"PATH": path}, timeout=120
+    )
+    [line] = [line for line in traced.stderr.splitlines() if line.startswith("+ exec ")]
+    return line.removeprefix("+ exec ")
+
+
+def traced_as(argv: list[str]) -> set[str]:
+    """How sh -x prints ``argv``: dash as is, bash quoted."""
+    return {" ".join(argv), shlex.join(argv)}
+
+
+def test_the_launcher_is_executable_and_posix_sh():
+    launcher = ROOT / "scripts" / "loop"
+    assert launcher.stat().st_mode & 0o111 == 0o111
+    assert launcher.read_text(encoding="utf-8").startswith("#!/bin/sh\n")
+    listed = subprocess.run(["git", "ls-files", "-s", "scripts/loop"], cwd=ROOT, capture_output=True, text=True)
+    assert listed.stdout.startswith("100755 ")  # a fresh clone gets it executable too
+    for shell in ("/bin/sh", shutil.which("dash"), shutil.which("bash")):
+        if shell:
+            assert subprocess.run([shell, "-n", str(launcher)], timeout=60).returncode == 0
+
+
+def test_the_launcher_execs_the_private_environment_isolated_and_launch_goes_straight_on(skill):
+    private = with_private_environment(skill)
+    argv = [str(private), "-I", "-B", str(skill / "scripts" / "loop.py"), "list", "--format", "text"]
+    assert exec_line(skill / "scripts" / "loop", "list", "--format", "text") in traced_as(argv)
+    # What launch() compares: it re-executes unless this is already its target, isolated, without bytecode.
+    probed = subprocess.run([*argv[:3], "-c", LAUNCHER_PROBE], capture_output=True, text=True, timeout=120)
+    assert probed.stdout.split() == [os.path.join(os.path.realpath(skill), ".venv", "bin", "python"), "1", "1"]
+    completed = subprocess.run(
+        [str(skill / "scripts" / "loop"), "--help"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}
+    )
+    assert completed.returncode == 0 and completed.stdout.startswith("usage: loop.py"), completed.stderr
+
+
+def test_the_launcher_finds_the_skill_through_a_symlink_and_a_path_with_spaces(tmp_path):
+    skill = tmp_path / "my skills" / "github-codex-pr-loop"
+    for directory in CODE_DIRECTORIES:
+        shutil.copytree(ROOT / directory, skill / directory, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(ROOT / "requirements-runtime.lock", skill / "requirements-runtime.lock")
+    private = with_private_environment(skill)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "loop").symlink_to(skill / "scripts" / "loop")  # ~/bin/loop, an absolute link
+    (tmp_path / "bin" / "again").symlink_to("loop")  # and a relative link to that link
+    for name in ("loop", "again"):
+        argv = [str(private), "-I", "-B", str(skill / "scripts" / "loop.py"), "--help"]
+        assert exec_line(tmp_path / "bin" / name, "--help") in traced_as(argv)
+        completed = subprocess.run(
+            [str(tmp_path / "bin" / name), "--help"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}
+        )
+        assert completed.returncode == 0 and completed.stdout.startswith("usage: loop.py"), completed.stderr
+
+
+def test_the_launcher_without_a_private_environment_runs_the_first_python3_on_path(skill, tmp_path):
+    found = tmp_path / "found"
+    found.mkdir()
+    (found / "python3").symlink_to(sys.executable)
+    argv = [str(found / "python3"), "-I", "-B", str(skill / "scripts" / "loop.py"), "--help"]
+    assert exec_line(skill / "scripts" / "loop", "--help", path=f"{found}:/usr/bin:/bin") in traced_as(argv)
+
+
+def test_the_launcher_without_any_interpreter_prints_one_json_line(skill, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    completed = subprocess.run(
+        ["/bin/sh", str(skill / "scripts" / "loop"), "init"], capture_output=True, text=True, env={"PATH": str(empty)}
+    )
+    assert completed.returncode == 2 and completed.stderr == ""
+    [line] = completed.stdout.splitlines()
+    [error] = json.loads(line)["errors"]
+    assert error["code"] == "dependency-missing" and error["path"] == ""
+    hint = runpy.run_path(str(ROOT / "scripts" / "isolation.py"))["INSTALL_HINT"]
+    assert error["message"].endswith(hint)  # the same words as every script's
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace to count the interpreters started")
+def test_one_launcher_command_is_one_interpreter_where_loop_py_is_two(skill, tmp_path):
+    with_private_environment(skill)
+
+    def interpreters(*command: str) -> int:
+        trace = tmp_path / "trace"
+        subprocess.run(
+            ["strace", "-f", "-qq", "-e", "trace=execve", "-o", str(trace), *command, "--help"],
+            capture_output=True, env={"PATH": "/usr/bin:/bin"}, timeout=120, check=True,
+        )  # fmt: skip
+        started = re.findall(r'execve\("([^"]+)".* = 0$', trace.read_text(), re.M)
+        return sum(1 for program in started if os.path.basename(program).startswith("python"))
+
+    assert interpreters(str(skill / "scripts" / "loop")) == 1
+    assert interpreters(sys.executable, str(skill / "scripts" / "loop.py")) == 2
