@@ -234,3 +234,18 @@ def test_one_launcher_command_is_one_interpreter_where_loop_py_is_two(skill, tmp
 
     assert interpreters(str(skill / "scripts" / "loop")) == 1
     assert interpreters(sys.executable, str(skill / "scripts" / "loop.py")) == 2
+
+
+@needs_older
+@pytest.mark.parametrize("python", OLDER)
+def test_the_launcher_with_an_older_python3_on_path_gets_one_python_too_old_line(skill, tmp_path, python):
+    found = tmp_path / "found"
+    found.mkdir()
+    (found / "python3").symlink_to(python)  # macOS's python3 is 3.9
+    completed = subprocess.run(
+        [str(skill / "scripts" / "loop"), "--help"], capture_output=True, text=True, env={"PATH": f"{found}:/bin"}
+    )
+    assert completed.returncode == 2 and completed.stderr == ""
+    [line] = completed.stdout.splitlines()
+    [error] = json.loads(line)["errors"]
+    assert error["code"] == "python-too-old" and "python3.11 install.py" in error["message"]
