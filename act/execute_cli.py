@@ -27,7 +27,7 @@ from act.command import Context
 from act.errors import ActError
 from act.ghops import GitHubWriter
 from act.gitops import GitWriter
-from act.state_models import InitialPlan, InitialTexts, RecurringKind, RecurringPlan
+from act.state_models import InitialPlan, InitialTexts, RecurringKind, RecurringPlan, RemediationPlan
 from act.verdicts import (
     EXECUTES_PLAN,
     ActionName,
@@ -98,7 +98,7 @@ def _judge_with_plan(
             state["repository"],
             risk_acceptance_sha256=manifest["execution"]["risk_acceptance_sha256"],  # the plan's own form
         )
-        if manifest["kind"] == "remediation"
+        if isinstance(pending, RemediationPlan)
         else None
     )
     approved = plans.carried_approval(directory, state["request_key"])
@@ -116,7 +116,7 @@ def _recurring_recheck(ctx: Context, directory: statedir.StateDir, pending: Recu
         # Staging and committing change the index and refs the execution boundary binds; a
         # finalization's first mutation changes what its plan binds: from then on the plan is
         # stale by design, and its request checkpoint, branches and head are checked instead.
-        if manifest["kind"] == "remediation":
+        if isinstance(pending, RemediationPlan):
             unchanged = "commit" not in entry["done"] and not _committed(ctx, manifest)
         else:
             unchanged = not entry["done"]
@@ -208,8 +208,7 @@ def _initial_job(ctx: Context, directory: statedir.StateDir, pending: InitialPla
 
     return core.Job(
         directory=directory,
-        kind="initial",
-        plan_hash=pending.plan_hash,
+        plan=pending,
         operations=list(manifest["operations"]),
         manifest=manifest,
         checkout=intent.checkout,
@@ -223,7 +222,7 @@ def _initial_job(ctx: Context, directory: statedir.StateDir, pending: InitialPla
 
 
 # The plan's threads, by kind: the emitted thread ids must come from them.
-_PLANNED_THREADS = {"remediation": "actionable_threads", "finalization": "eligible_threads"}
+_PLANNED_THREADS: dict[RecurringKind, str] = {"remediation": "actionable_threads", "finalization": "eligible_threads"}
 
 
 def _in_plan_order(emitted: Any, planned: list[str]) -> bool:
@@ -234,7 +233,9 @@ def _in_plan_order(emitted: Any, planned: list[str]) -> bool:
     return all(any(item == candidate for candidate in remaining) for item in emitted)
 
 
-def _check_emitted_within_plan(directory: statedir.StateDir, last: ExecutingVerdict, manifest: dict[str, Any]) -> None:
+def _check_emitted_within_plan(
+    directory: statedir.StateDir, last: ExecutingVerdict, kind: RecurringKind, manifest: dict[str, Any]
+) -> None:
     """The operations and threads ``last-result.json`` names are the plan's own, in its order.
 
     The evaluator emits a subset of the manifest's operations and threads, in
@@ -247,7 +248,7 @@ def _check_emitted_within_plan(directory: statedir.StateDir, last: ExecutingVerd
     planned_operations = list(manifest["operations"])
     if not _in_plan_order(last.operations, planned_operations):
         violations.append(("invalid-value", "/operations", f"not a part of the plan's operations {planned_operations}"))
-    planned_threads = [thread["id"] for thread in manifest.get(_PLANNED_THREADS[manifest["kind"]], [])]
+    planned_threads = [thread["id"] for thread in manifest.get(_PLANNED_THREADS[kind], [])]
     if _thread_ids(last) is not None and not _in_plan_order(_thread_ids(last), planned_threads):
         violations.append(("invalid-value", "/thread_ids", "not a part of the plan's threads, in their order"))
     if violations:
@@ -265,7 +266,7 @@ def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: Recurrin
             path="/plan_hash",
         )
     last = verdicts.read_last(directory)
-    entry = core.ledger_entry(directory, pending.plan_hash, manifest["kind"])
+    entry = core.ledger_entry(directory, pending.plan_hash, pending.kind)
     if not entry["done"]:
         if not _executes(last, (EXECUTING[pending.kind], "finish-finalization"), pending.plan_hash):
             raise ActError(
@@ -274,7 +275,7 @@ def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: Recurrin
                 f"{pending.plan_hash}",
                 path="/action",
             )
-        _check_emitted_within_plan(directory, last, manifest)
+        _check_emitted_within_plan(directory, last, pending.kind, manifest)
         operations = list(last.operations or manifest["operations"])
     else:
         operations = entry["facts"]["operations"] or manifest["operations"]
@@ -285,15 +286,14 @@ def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: Recurrin
         "reply_marker": (last.reply_marker if isinstance(last, ExecuteRemediation) else None)
         or entry["facts"].get("reply_marker"),
     }
-    if manifest["kind"] == "remediation":
+    if isinstance(pending, RemediationPlan):
         fix_rounds = 0 if last is None else last.fix_rounds
         details["next_round"] = fix_rounds + 1 if not entry["done"] else entry["facts"]["next_round"]
         entry["facts"].update(reply_marker=details["reply_marker"], next_round=details["next_round"])
         core.save_entry(directory, pending.plan_hash, entry)
     return core.Job(
         directory=directory,
-        kind=manifest["kind"],
-        plan_hash=pending.plan_hash,
+        plan=pending,
         operations=operations,
         manifest=manifest,
         checkout=intent.checkout,

@@ -26,11 +26,13 @@ from act.state_models import (
     Approval,
     AutomationProgress,
     BuiltPlan,
+    FinalizationPlan,
     InitialPlan,
     InitialTexts,
     Intent,
     PendingPlan,
     RecurringKind,
+    RecurringPlan,
     RemediationPlan,
     Setup,
     Wakeup,
@@ -547,7 +549,10 @@ def _finish_plan(
         "manifest": manifest,
         "executed_at": None,
     }
-    previous = record_plan(directory, cast("PendingPlan", build(PENDING_MODELS[kind], recorded)))
+    plan: RecurringPlan = (
+        build(RemediationPlan, recorded) if kind == "remediation" else build(FinalizationPlan, recorded)
+    )
+    previous = record_plan(directory, plan)
     output: dict[str, Any] = {
         "plan_kind": kind,
         "plan_hash": plan_hash,

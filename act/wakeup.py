@@ -166,7 +166,7 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
                 state["repository"],
                 risk_acceptance_sha256=manifest["execution"]["risk_acceptance_sha256"],  # the plan's own form
             )
-            if manifest["kind"] == "remediation"
+            if isinstance(embedded, RemediationPlan)
             else None
         )
         state = recurring.embed(state, manifest, approved_plan_hash=approved, execution_boundary=boundary)
@@ -246,7 +246,7 @@ def run_record_executed(ctx: Context) -> dict[str, Any]:
     pending = read_pending(directory)
     if pending is not None and not isinstance(pending, InitialPlan):  # its approval is spent
         directory.write_model(statedir.PENDING, updated(pending, executed_at=statedir.now_text()))
-    remediation = pending is not None and pending.kind == "remediation"
+    remediation = isinstance(pending, RemediationPlan)
     row: ActionName = "execute-remediation" if remediation else "execute-finalization"
     return {
         "wakeup": record_executed(directory, plan_hash).as_dict(),
