@@ -18,7 +18,7 @@ from typing import Any, get_args
 
 import pytest
 
-from act import aftermath, execute_cli, judge, plans, statedir, steps, verdicts
+from act import aftermath, execute, execute_cli, judge, plans, statedir, steps, verdicts
 from act.errors import ActError
 from act.state_models import NextAgenda
 from act.vocabulary import ActionName, CleanupStopName, OperationName
@@ -109,6 +109,11 @@ def test_the_hands_sets_of_actions_name_registry_actions():
         assert accepted <= set(ACTIONS) and execute_cli.EXECUTING[kind] in accepted, kind
     assert set(execute_cli.EXECUTING.values()) <= WRITE_ACTIONS
     assert set(get_args(NextAgenda.__annotations__["row"])) == set(ACTIONS)
+
+
+def test_the_executor_knows_every_operation_once():
+    performed, handed = set(execute.OPERATIONS), set(execute.AGENT_OPERATIONS) | set(execute.HANDOFFS)
+    assert not performed & handed and performed | handed == set(get_args(OperationName))
 
 
 def test_the_typed_groups_of_verdicts_are_the_registry_s():
