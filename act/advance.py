@@ -25,10 +25,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from act import ledger, plans, statedir, steps
+from act import ledger, plans, statedir, steps, verdicts
 from act.command import Command, Context
 from act.errors import ActError
 from act.state_models import AutomationProgress, NextAgenda, RemediationPlan, build
+from act.vocabulary import ActionName
 
 AGENDA = "next.json"
 # Automation stages after which the bootstrap is over: the wakeups take it from there.
@@ -77,7 +78,7 @@ class _Advance:
 
     # -- the agenda: where a row stopped for the agent, in this wakeup --------------------
 
-    def remember(self, row: str, resume_at: int) -> None:
+    def remember(self, row: ActionName, resume_at: int) -> None:
         current = ledger.read_wakeup(self.directory)
         wakeup_id = None if current is None or current.ended_at is not None else current.wakeup_id
         agenda = build(NextAgenda, {"wakeup_id": wakeup_id, "row": row, "resume_at": resume_at})
@@ -87,12 +88,12 @@ class _Advance:
         if self.directory.exists(AGENDA):
             self.directory.file(AGENDA).unlink()
 
-    def resumable(self) -> tuple[str, int] | None:
+    def resumable(self) -> tuple[ActionName, int] | None:
         agenda = self.directory.read_model_optional(AGENDA, NextAgenda)
         current = ledger.read_wakeup(self.directory)
         if agenda is None or current is None or agenda.wakeup_id != current.wakeup_id:
             return None
-        last = (self.directory.read_optional(statedir.LAST_RESULT) or {}).get("action")
+        last = verdicts.last_action(self.directory)
         if current.ended_at is not None:  # that wakeup is over: the next one starts afresh
             return None
         if last != agenda.row and last in steps.WAKEUP:  # the agent ran the row's command: its answer leads
@@ -150,7 +151,7 @@ class _Advance:
             raise ActError("automation-not-started", "this loop has no automation yet", path="/automation")
         return automation.key
 
-    def follow(self, action: str, start: int) -> None:
+    def follow(self, action: ActionName, start: int) -> None:
         """Do the row of ``action`` from step ``start``, up to its first act that is not mechanical."""
         row = steps.WAKEUP[action]
         for index in range(start, len(row)):
@@ -179,7 +180,7 @@ class _Advance:
             you_do="nothing more: this wakeup is over; end this turn", then=f"at the next heartbeat: {self.again}"
         )
 
-    def after_phase_one(self, action: str, index: int) -> None:
+    def after_phase_one(self, action: ActionName, index: int) -> None:
         """Phase two is judged on an observation made after phase one's claim, to the second.
 
         GitHub stamps the claim in whole seconds, and a state counts as
@@ -194,7 +195,7 @@ class _Advance:
         self.remember(action, index)
         raise _Stop(you_do="nothing: phase one is done; run this command again to go on", then=self.again, again=True)
 
-    def act(self, action: str, index: int, step: steps.Do) -> None:
+    def act(self, action: ActionName, index: int, step: steps.Do) -> None:
         here = plans.where(self.directory, key=self._automation_key())
         if step.act == "edit":
             self.remember(action, index + 1)
@@ -221,7 +222,7 @@ class _Advance:
             waiting = action == "wait"
             raise _Stop(you_do=here.fill(step.words), then=f"at the next heartbeat: {self.again}" if waiting else None)
 
-    def plan_remediation(self, action: str, index: int) -> dict[str, Any]:
+    def plan_remediation(self, action: ActionName, index: int) -> dict[str, Any]:
         """The one plan only the agent can make, unless the person approved it and it is rebuilt unchanged."""
         pending = plans.read_pending(self.directory)
         state = self.directory.read(statedir.STATE)
@@ -262,8 +263,7 @@ def run_next(ctx: Context) -> dict[str, Any]:
         else:
             advance.wakeup()
     except _Stop as stop:
-        last = advance.directory.read_optional(statedir.LAST_RESULT) or {}
-        return {"did": advance.did, "action": last.get("action"), **advance.seen, **stop.told}
+        return {"did": advance.did, "action": verdicts.last_action(advance.directory), **advance.seen, **stop.told}
     except ActError as error:
         error.details = {**error.details, "did": advance.did}
         raise

@@ -22,13 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from act import sources, statedir
+from act import sources, statedir, verdicts
 from act.errors import ActError
 from act.state_models import AutomationProgress
+from act.verdicts import ActionName
 from evaluator.formats import parse_timestamp
 
 # The evaluator's actions after which the loop writes nothing more on success.
-FINISHING_ACTIONS = ("finish-finalization", "done")
+FINISHING_ACTIONS: tuple[ActionName, ...] = ("finish-finalization", "done")
 
 
 def finished_state(directory: statedir.StateDir) -> dict[str, Any] | None:
@@ -37,8 +38,7 @@ def finished_state(directory: statedir.StateDir) -> dict[str, Any] | None:
     Finished: the last evaluation said ``done``, or ``finish-finalization`` and
     the automation it names was verified deleted.
     """
-    last = directory.read_optional(statedir.LAST_RESULT) or {}
-    action = last.get("action")
+    action = verdicts.last_action(directory)
     if action not in FINISHING_ACTIONS:
         return None
     if action == "finish-finalization":

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from act import judge, ledger, sources, statedir, steps
+from act import judge, ledger, sources, statedir, steps, verdicts
 from act.command import Context
 from act.errors import ActError, UsageError
 from act.plans import read_intent, read_pending, where
 from act.state_models import AutomationProgress, AutomationStage, build, updated
+from act.verdicts import DELETES_AUTOMATION, ActionName
 from evaluator import markers, policy
 from evaluator.canonical import text_digest
 
@@ -141,17 +142,15 @@ def run_prompt(ctx: Context) -> dict[str, Any]:
             "prompt-rejected",
             "the evaluator did not accept the bootstrap: the loop never started; do not update or activate the stub; "
             "delete the PAUSED stub with `loop.py automation-delete` and report the errors",
-            details={"evaluation": verdict.result},
+            details={"evaluation": verdict.output},
         )
-    result = verdict.result
+    result = judge.require_accepted(verdict, "the bootstrap")
     directory.write(statedir.PROMPT, document)
-    record = _save(
-        directory, updated(record, rendered_prompt_sha256=result["rendered_prompt_sha256"]), "prompt-requested"
-    )
+    record = _save(directory, updated(record, rendered_prompt_sha256=result.rendered_prompt_sha256), "prompt-requested")
     return {
-        "automation_key": result["automation_key"],
-        "rendered_prompt_sha256": result["rendered_prompt_sha256"],
-        "payload": update_payload(_known_id(record), prompt=result["rendered_prompt"]),
+        "automation_key": result.automation_key,
+        "rendered_prompt_sha256": result.rendered_prompt_sha256,
+        "payload": update_payload(_known_id(record), prompt=result.rendered_prompt),
         "next": (
             "call automation_update with this payload exactly (the prompt is three lines, no trailing newline), then "
             f"`loop.py verify-automation --state-dir {directory.path}`"
@@ -165,8 +164,10 @@ def run_prompt(ctx: Context) -> dict[str, Any]:
 def run_delete(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     record = _record(directory)
-    last = directory.read_optional(statedir.LAST_RESULT) or {}
-    permitted_by_evaluator = record.id is not None and last.get("delete_automation_id") == record.id
+    last = verdicts.read_last(directory)
+    permitted_by_evaluator = (
+        record.id is not None and isinstance(last, DELETES_AUTOMATION) and last.delete_automation_id == record.id
+    )
     if not (permitted_by_evaluator or record.stage == "prompt-rejected"):
         raise ActError(
             "automation-delete-not-permitted",
@@ -177,13 +178,13 @@ def run_delete(ctx: Context) -> dict[str, Any]:
     _save(directory, record, "delete-requested")
     return {
         "payload": delete_payload(_known_id(record)),
-        "next": _in_row(directory, last.get("action"), "automation-delete")
+        "next": _in_row(directory, None if last is None else last.action, "automation-delete")
         or f"pass this payload to automation_update unchanged; then `loop.py verify-automation --state-dir "
         f"{directory.path}`; then tell the person the bootstrap was rejected (the loop never started)",
     }
 
 
-def _in_row(directory: statedir.StateDir, action: Any, step: str) -> str | None:
+def _in_row(directory: statedir.StateDir, action: ActionName | None, step: str) -> str | None:
     """Inside a wakeup: the rest of the emitted action's row after ``step`` (act/steps.py)."""
     if action not in steps.WAKEUP or not any(s.key == step for s in steps.WAKEUP[action]):
         return None
@@ -252,10 +253,9 @@ def run_verify(ctx: Context) -> dict[str, Any]:
                 details={"payload": delete_payload(automation_id)},
             )
         _save(directory, record, "deleted")
-        last = directory.read_optional(statedir.LAST_RESULT) or {}
         return {
             "outcome": "deleted",
-            "next": _in_row(directory, last.get("action"), "verify-automation")
+            "next": _in_row(directory, verdicts.last_action(directory), "verify-automation")
             or "the automation is gone; tell the person the bootstrap was rejected (the loop never started)",
         }
     if len(owned) != 1 or owned[0]["id"] != automation_id:

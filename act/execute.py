@@ -29,26 +29,35 @@ from act import statedir
 from act.errors import ActError
 from act.ghops import GitHubWriter
 from act.gitops import GitWriter
-from act.state_models import ExecutionFacts, ExecutionLedger, Intent, PlanExecution, build
+from act.state_models import (
+    ExecutionFacts,
+    ExecutionLedger,
+    InitialPlan,
+    Intent,
+    PendingPlan,
+    PlanExecution,
+    PlanKind,
+    build,
+)
 from act.validation import run_commands
+from act.vocabulary import OperationName
 from evaluator import markers
 from evaluator.canonical import text_digest
 from evaluator.render import render_review_body
 
 LEDGER = "execution.json"
-AGENT_OPERATIONS = ("edit-files",)
+AGENT_OPERATIONS: tuple[OperationName, ...] = ("edit-files",)
 # What the agent does at each hand-off (inside a wakeup the command line says the rest of the row).
-HANDOFFS = {
+HANDOFFS: dict[OperationName, str] = {
     "bootstrap-automation": (
-        "`loop.py automation-create --state-dir {state_dir} --pr {pr_number}`, then the automation steps SKILL.md "
-        "gives"
+        "`loop.py automation-create --state-dir {state_dir} --pr {pr_number}`, then the automation steps SKILL.md gives"
     ),
     "update-automation": "`loop.py verify-automation --state-dir {state_dir}`",
     "delete-owned-automation": "`loop.py automation-delete --state-dir {state_dir}`",
 }
 
 
-def commit_message(kind: str, *, pr_title: str | None = None, run_id: str, round_number: int) -> str:
+def commit_message(kind: PlanKind, *, pr_title: str | None = None, run_id: str, round_number: int) -> str:
     """The commit message, derived only from values the plan binds (references/executor.md).
 
     The manifest has no message field, so: the initial commit carries the PR
@@ -62,12 +71,15 @@ def commit_message(kind: str, *, pr_title: str | None = None, run_id: str, round
 
 @dataclass
 class Job:
-    """What one plan's execution needs; built by the command line from the state directory."""
+    """What one plan's execution needs; built by the command line from the state directory.
+
+    ``plan`` is the pending plan as its kind's model (``InitialPlan``, ``RemediationPlan`` or
+    ``FinalizationPlan``): the job's kind is that type, never a string passed beside it.
+    """
 
     directory: statedir.StateDir
-    kind: str  # initial | remediation | finalization
-    plan_hash: str
-    operations: list[str]
+    plan: PendingPlan
+    operations: list[OperationName]
     manifest: dict[str, Any]
     checkout: str
     repository: str
@@ -79,6 +91,14 @@ class Job:
     details: dict[str, Any] = field(
         default_factory=dict
     )  # remediation: reply_marker, thread_ids, next_round; finalization: thread_ids
+
+    @property
+    def kind(self) -> PlanKind:
+        return self.plan.kind
+
+    @property
+    def plan_hash(self) -> str:
+        return self.plan.plan_hash
 
 
 def _ledger(directory: statedir.StateDir) -> list[PlanExecution]:
@@ -94,7 +114,7 @@ def _ledger(directory: statedir.StateDir) -> list[PlanExecution]:
     return ledger.plans
 
 
-def ledger_entry(directory: statedir.StateDir, plan_hash: str, kind: str) -> dict[str, Any]:
+def ledger_entry(directory: statedir.StateDir, plan_hash: str, kind: PlanKind) -> dict[str, Any]:
     """The plan's entry as a working dict (``kind``, ``done``, ``facts``), checked on its way in and out."""
     for execution in _ledger(directory):
         if execution.plan_hash == plan_hash:
@@ -111,7 +131,7 @@ def save_entry(directory: statedir.StateDir, plan_hash: str, entry: dict[str, An
     directory.write_model(LEDGER, build(ExecutionLedger, {"plans": [e.as_dict() for e in [*others, saved]]}))
 
 
-def next_operation(job: Job, entry: dict[str, Any]) -> str | None:
+def next_operation(job: Job, entry: dict[str, Any]) -> OperationName | None:
     return next((operation for operation in job.operations if operation not in entry["done"]), None)
 
 
@@ -204,9 +224,9 @@ def _create_branch(job: Job, entry: dict[str, Any]) -> str:
 
 
 def _run_validation(job: Job, entry: dict[str, Any]) -> str:
-    source = job.snapshot if job.kind == "initial" else job.manifest
+    source = job.snapshot if isinstance(job.plan, InitialPlan) else job.manifest
     assert source is not None
-    boundary = source["execution_boundary"] if job.kind == "initial" else source["execution"]
+    boundary = source["execution_boundary"] if isinstance(job.plan, InitialPlan) else source["execution"]
     results = run_commands(
         source["commands"], job.checkout, boundary["isolation"], job.directory.file(f"validation/{job.plan_hash}")
     )
@@ -221,7 +241,7 @@ def _stage_files(job: Job, entry: dict[str, Any]) -> str:
 
 
 def _commit(job: Job, entry: dict[str, Any]) -> str:
-    if job.kind == "initial":
+    if isinstance(job.plan, InitialPlan):
         snapshot, texts = job.snapshot or {}, job.texts or {}
         message = commit_message("initial", pr_title=texts["pr_title"], run_id=job.manifest["run_id"], round_number=0)
         with job.git() as git:
@@ -246,14 +266,14 @@ def _commit(job: Job, entry: dict[str, Any]) -> str:
 
 def _push(job: Job, entry: dict[str, Any]) -> str:
     head = entry["facts"].get("final_head_sha")
-    source = job.snapshot if job.kind == "initial" else job.manifest
+    source = job.snapshot if isinstance(job.plan, InitialPlan) else job.manifest
     assert source is not None
     with job.git() as git:
         if head is None:  # no commit in this plan: the approved head is pushed
             head = source["current_head_sha"]
             entry["facts"]["final_head_sha"] = head
         expected_old: list[str | None] = [source["current_head_sha"]]
-        if job.kind == "initial" and source["existing_pr_number"] is None:
+        if isinstance(job.plan, InitialPlan) and source["existing_pr_number"] is None:
             expected_old.append(None)  # a new head branch
         return git.push(source["head_branch"], head, expected_old, source["base_branch"], source["base_sha"])
 
@@ -333,11 +353,11 @@ def _request_codex_review(job: Job, entry: dict[str, Any]) -> str:
             "the review template is not the one the plan's digest binds",
             path="/review_request_body_template",
         )
-    source = job.snapshot if job.kind == "initial" else manifest
+    source = job.snapshot if isinstance(job.plan, InitialPlan) else manifest
     assert source is not None
     head = entry["facts"].get("final_head_sha") or source["current_head_sha"]
-    pr_number = entry["facts"]["pr_number"] if job.kind == "initial" else manifest["pr_number"]
-    round_number = 0 if job.kind == "initial" else job.details["next_round"]
+    pr_number = entry["facts"]["pr_number"] if isinstance(job.plan, InitialPlan) else manifest["pr_number"]
+    round_number = 0 if isinstance(job.plan, InitialPlan) else job.details["next_round"]
     github = job.github()
     with job.git() as git:
         verified = (
@@ -382,7 +402,7 @@ def _resolve_threads(job: Job, entry: dict[str, Any]) -> str:
     return "written" if "written" in outcomes else "already-done"
 
 
-OPERATIONS: dict[str, Callable[[Job, dict[str, Any]], str]] = {
+OPERATIONS: dict[OperationName, Callable[[Job, dict[str, Any]], str]] = {
     "fetch-base": _fetch_base,
     "create-branch": _create_branch,
     "run-validation": _run_validation,

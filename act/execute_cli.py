@@ -18,20 +18,33 @@ the head (planned or pushed) are checked against a fresh state.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 from act import execute as core
-from act import judge, ledger, plans, risk, sources, statedir, steps
+from act import judge, ledger, plans, risk, sources, statedir, steps, verdicts
 from act.build import recurring
 from act.command import Context
 from act.errors import ActError
 from act.ghops import GitHubWriter
 from act.gitops import GitWriter
-from act.state_models import InitialPlan, InitialTexts, RecurringPlan
+from act.state_models import InitialPlan, InitialTexts, RecurringKind, RecurringPlan, RemediationPlan
+from act.verdicts import (
+    EXECUTES_PLAN,
+    ActionName,
+    ClaimPlan,
+    ExecuteFinalization,
+    ExecuteRemediation,
+    ExecutingVerdict,
+    StateVerdict,
+)
 from observe.gh import gh_config_dir
 
-EXECUTING = {"remediation": "execute-remediation", "finalization": "execute-finalization"}
-_EXECUTING_ROWS = ("execute-remediation", "execute-finalization", "finish-finalization")
+# The action that executes phase one of each kind of plan; finish-finalization is phase two of a finalization.
+EXECUTING: dict[RecurringKind, ActionName] = {
+    "remediation": "execute-remediation",
+    "finalization": "execute-finalization",
+}
+_EXECUTING_ROWS: tuple[ActionName, ...] = ("execute-remediation", "execute-finalization", "finish-finalization")
 _CLAIM_KIND = re.compile(r"github-codex-pr-loop-claim run=[0-9a-f]{32} kind=(remediation|finalization|cleanup) ")
 
 
@@ -73,8 +86,8 @@ def _fresh_state(ctx: Context, directory: statedir.StateDir, wakeup_id: str) -> 
 
 def _judge_with_plan(
     ctx: Context, directory: statedir.StateDir, pending: RecurringPlan, wakeup_id: str
-) -> dict[str, Any]:
-    """A fresh state (same wakeup id) with the pending plan embedded, judged by the evaluator."""
+) -> tuple[StateVerdict, dict[str, Any]]:
+    """A fresh state (same wakeup id) with the pending plan embedded, judged: the typed verdict and the output."""
     intent = plans.read_intent(directory)
     state = _fresh_state(ctx, directory, wakeup_id)
     manifest = pending.manifest.as_dict()
@@ -85,41 +98,53 @@ def _judge_with_plan(
             state["repository"],
             risk_acceptance_sha256=manifest["execution"]["risk_acceptance_sha256"],  # the plan's own form
         )
-        if manifest["kind"] == "remediation"
+        if isinstance(pending, RemediationPlan)
         else None
     )
     approved = plans.carried_approval(directory, state["request_key"])
     planned = recurring.embed(state, manifest, approved_plan_hash=approved, execution_boundary=boundary)
     verdict = judge.evaluate("state", planned, risk_record=risk.record_for(directory, planned))
-    return judge.require_accepted(verdict, "the fresh state with the plan")
+    return judge.require_accepted(verdict, "the fresh state with the plan"), verdict.output
 
 
 def _recurring_recheck(ctx: Context, directory: statedir.StateDir, pending: RecurringPlan, wakeup_id: str) -> Any:
     """Before each operation: the evaluator on a fresh state with the plan, until its own writes make it stale."""
     manifest = pending.manifest.as_dict()
-    accepted = (EXECUTING[manifest["kind"]], "finish-finalization")
+    accepted: tuple[ActionName, ...] = (EXECUTING[pending.kind], "finish-finalization")
 
     def recheck(operation: str, entry: dict[str, Any]) -> None:
         # Staging and committing change the index and refs the execution boundary binds; a
         # finalization's first mutation changes what its plan binds: from then on the plan is
         # stale by design, and its request checkpoint, branches and head are checked instead.
-        if manifest["kind"] == "remediation":
+        if isinstance(pending, RemediationPlan):
             unchanged = "commit" not in entry["done"] and not _committed(ctx, manifest)
         else:
             unchanged = not entry["done"]
         if not unchanged:
             _require_checkpoint(ctx, directory, manifest, entry, wakeup_id, operation)
             return
-        result = _judge_with_plan(ctx, directory, pending, wakeup_id)
-        if result["action"] not in accepted or result.get("plan_hash") != pending.plan_hash:
+        result, output = _judge_with_plan(ctx, directory, pending, wakeup_id)
+        if not _executes(result, accepted, pending.plan_hash):
             raise ActError(
                 "plan-drifted",
-                f"on a fresh observation the evaluator emits {result['action']} ({', '.join(result['reasons'])}), "
+                f"on a fresh observation the evaluator emits {result.action} ({', '.join(result.reasons)}), "
                 f"not the execution of {pending.plan_hash}; nothing is written",
-                details={"evaluation": result},
+                details={"evaluation": output},
             )
 
     return recheck
+
+
+def _executes(
+    verdict: StateVerdict | None, actions: tuple[ActionName, ...], plan_hash: str
+) -> TypeGuard[ExecutingVerdict]:
+    """Whether ``verdict`` is one of ``actions`` executing exactly the plan ``plan_hash``."""
+    return isinstance(verdict, EXECUTES_PLAN) and verdict.action in actions and verdict.plan_hash == plan_hash
+
+
+def _thread_ids(verdict: StateVerdict | None) -> list[str] | None:
+    """The threads an execution verdict names (phase two of a finalization names none)."""
+    return list(verdict.thread_ids) if isinstance(verdict, (ExecuteRemediation, ExecuteFinalization)) else None
 
 
 def _committed(ctx: Context, manifest: dict[str, Any]) -> bool:
@@ -183,8 +208,7 @@ def _initial_job(ctx: Context, directory: statedir.StateDir, pending: InitialPla
 
     return core.Job(
         directory=directory,
-        kind="initial",
-        plan_hash=pending.plan_hash,
+        plan=pending,
         operations=list(manifest["operations"]),
         manifest=manifest,
         checkout=intent.checkout,
@@ -198,7 +222,7 @@ def _initial_job(ctx: Context, directory: statedir.StateDir, pending: InitialPla
 
 
 # The plan's threads, by kind: the emitted thread ids must come from them.
-_PLANNED_THREADS = {"remediation": "actionable_threads", "finalization": "eligible_threads"}
+_PLANNED_THREADS: dict[RecurringKind, str] = {"remediation": "actionable_threads", "finalization": "eligible_threads"}
 
 
 def _in_plan_order(emitted: Any, planned: list[str]) -> bool:
@@ -209,7 +233,9 @@ def _in_plan_order(emitted: Any, planned: list[str]) -> bool:
     return all(any(item == candidate for candidate in remaining) for item in emitted)
 
 
-def _check_emitted_within_plan(directory: statedir.StateDir, last: dict[str, Any], manifest: dict[str, Any]) -> None:
+def _check_emitted_within_plan(
+    directory: statedir.StateDir, last: ExecutingVerdict, kind: RecurringKind, manifest: dict[str, Any]
+) -> None:
     """The operations and threads ``last-result.json`` names are the plan's own, in its order.
 
     The evaluator emits a subset of the manifest's operations and threads, in
@@ -220,10 +246,10 @@ def _check_emitted_within_plan(directory: statedir.StateDir, last: dict[str, Any
     """
     violations = []
     planned_operations = list(manifest["operations"])
-    if "operations" in last and not _in_plan_order(last["operations"], planned_operations):
+    if not _in_plan_order(last.operations, planned_operations):
         violations.append(("invalid-value", "/operations", f"not a part of the plan's operations {planned_operations}"))
-    planned_threads = [thread["id"] for thread in manifest.get(_PLANNED_THREADS[manifest["kind"]], [])]
-    if "thread_ids" in last and not _in_plan_order(last["thread_ids"], planned_threads):
+    planned_threads = [thread["id"] for thread in manifest.get(_PLANNED_THREADS[kind], [])]
+    if _thread_ids(last) is not None and not _in_plan_order(_thread_ids(last), planned_threads):
         violations.append(("invalid-value", "/thread_ids", "not a part of the plan's threads, in their order"))
     if violations:
         raise directory.invalid(statedir.LAST_RESULT, violations)
@@ -239,38 +265,35 @@ def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: Recurrin
             f"this wakeup holds no claim for {pending.plan_hash}: post it with `loop.py claim` first",
             path="/plan_hash",
         )
-    last = directory.read_optional(statedir.LAST_RESULT) or {}
-    entry = core.ledger_entry(directory, pending.plan_hash, manifest["kind"])
-    if not entry["done"] and (
-        last.get("action") not in (EXECUTING[manifest["kind"]], "finish-finalization")
-        or last.get("plan_hash") != pending.plan_hash
-    ):
-        raise ActError(
-            "action-not-execute",
-            f"the last evaluation emitted {last.get('action')}, not the execution of {pending.plan_hash}",
-            path="/action",
-        )
+    last = verdicts.read_last(directory)
+    entry = core.ledger_entry(directory, pending.plan_hash, pending.kind)
     if not entry["done"]:
-        _check_emitted_within_plan(directory, last, manifest)
-    operations = (
-        list(last.get("operations") or manifest["operations"])
-        if not entry["done"]
-        else entry["facts"]["operations"] or manifest["operations"]
-    )
+        if not _executes(last, (EXECUTING[pending.kind], "finish-finalization"), pending.plan_hash):
+            raise ActError(
+                "action-not-execute",
+                f"the last evaluation emitted {None if last is None else last.action}, not the execution of "
+                f"{pending.plan_hash}",
+                path="/action",
+            )
+        _check_emitted_within_plan(directory, last, pending.kind, manifest)
+        operations = list(last.operations or manifest["operations"])
+    else:
+        operations = entry["facts"]["operations"] or manifest["operations"]
     entry["facts"]["operations"] = operations
     core.save_entry(directory, pending.plan_hash, entry)
     details = {
-        "thread_ids": last.get("thread_ids", []),
-        "reply_marker": last.get("reply_marker") or entry["facts"].get("reply_marker"),
+        "thread_ids": _thread_ids(last) or [],
+        "reply_marker": (last.reply_marker if isinstance(last, ExecuteRemediation) else None)
+        or entry["facts"].get("reply_marker"),
     }
-    if manifest["kind"] == "remediation":
-        details["next_round"] = last.get("fix_rounds", 0) + 1 if not entry["done"] else entry["facts"]["next_round"]
+    if isinstance(pending, RemediationPlan):
+        fix_rounds = 0 if last is None else last.fix_rounds
+        details["next_round"] = fix_rounds + 1 if not entry["done"] else entry["facts"]["next_round"]
         entry["facts"].update(reply_marker=details["reply_marker"], next_round=details["next_round"])
         core.save_entry(directory, pending.plan_hash, entry)
     return core.Job(
         directory=directory,
-        kind=manifest["kind"],
-        plan_hash=pending.plan_hash,
+        plan=pending,
         operations=operations,
         manifest=manifest,
         checkout=intent.checkout,
@@ -312,9 +335,8 @@ EDIT_SAFELY = (
 
 def _next_in_wakeup(directory: statedir.StateDir, pending: RecurringPlan, result: dict[str, Any]) -> str:
     """The rest of the wakeup row this execution belongs to (act/steps.py)."""
-    last = directory.read_optional(statedir.LAST_RESULT) or {}
-    emitted = last.get("action")
-    row = emitted if isinstance(emitted, str) and emitted in _EXECUTING_ROWS else EXECUTING[pending.kind]
+    emitted = verdicts.last_action(directory)
+    row = emitted if emitted in _EXECUTING_ROWS else EXECUTING[pending.kind]
     here = plans.where(directory, plan_hash=pending.plan_hash)
     performed = result["performed"]
     if performed and performed[-1]["outcome"] == "awaiting-edit":
@@ -333,35 +355,32 @@ def run_claim(ctx: Context) -> dict[str, Any]:
     """Post the evaluator's claim comment once; record it for this wakeup (then `wakeup --continue`)."""
     directory = ctx.state_dir()
     pending = plans.read_pending(directory)
-    last = directory.read_optional(statedir.LAST_RESULT) or {}
+    last = verdicts.read_last(directory)
     if (
         pending is None
         or isinstance(pending, InitialPlan)
-        or last.get("action") != "claim-plan"
-        or last.get("plan_hash") != pending.plan_hash
+        or not isinstance(last, ClaimPlan)
+        or last.plan_hash != pending.plan_hash
     ):
         raise ActError(
             "action-not-claim",
-            f"the last evaluation emitted {last.get('action')} for {last.get('plan_hash')}, "
+            f"the last evaluation emitted {None if last is None else last.action} for {verdicts.plan_hash_of(last)}, "
             "not claim-plan for the pending plan",
             path="/action",
         )
     current = ledger.current_wakeup(directory)
-    result = _judge_with_plan(ctx, directory, pending, current.wakeup_id)  # the request key and the plan, fresh
+    result, output = _judge_with_plan(ctx, directory, pending, current.wakeup_id)  # the request key and plan, fresh
     # After a crash the claim may be posted already: the evaluator then says this wakeup holds it.
-    posted_already = (
-        result["action"] in (*EXECUTING.values(), "finish-finalization")
-        and result.get("plan_hash") == pending.plan_hash
-    )
+    posted_already = _executes(result, (*EXECUTING.values(), "finish-finalization"), pending.plan_hash)
     if not posted_already and (
-        result["action"] != "claim-plan" or result.get("claim_comment_body") != last["claim_comment_body"]
+        not isinstance(result, ClaimPlan) or result.claim_comment_body != last.claim_comment_body
     ):
         raise ActError(
             "plan-drifted",
-            f"on a fresh observation the evaluator emits {result['action']}, not the same claim; nothing is posted",
-            details={"evaluation": result},
+            f"on a fresh observation the evaluator emits {result.action}, not the same claim; nothing is posted",
+            details={"evaluation": output},
         )
-    body = last["claim_comment_body"]
+    body = last.claim_comment_body
     kind = _CLAIM_KIND.search(body)
     if kind is None:
         raise ActError(

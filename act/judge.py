@@ -8,7 +8,8 @@ no bytecode written). The script sees it already runs so and goes straight to
 its pinned source loader (scripts/isolation.py), so one judgement is one
 interpreter, never two (references/automation-registry.md). The document goes
 in on standard input as canonical JSON; the one JSON line that comes out is
-the verdict.
+the verdict, parsed once into its typed model (act/verdicts.py): an output
+that is not one is ``evaluator-failed``, and nothing is written.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ import subprocess
 import sys
 import tempfile
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Generic, Literal, TypeVar, overload
 
+from act import verdicts
 from act.errors import ActError
+from act.verdicts import CheckName, InitialVerdict, PromptVerdict, Rejection, StateVerdict
 from evaluator.canonical import canonical_bytes
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -32,13 +36,20 @@ _PRIVATE = PROJECT_ROOT / ".venv" / "bin" / "python"
 TIMEOUT_SECONDS = 300
 
 
-class Verdict(NamedTuple):
+Accepted = TypeVar("Accepted", InitialVerdict, PromptVerdict, StateVerdict)
+
+
+@dataclass(frozen=True)
+class Verdict(Generic[Accepted]):
+    """One judgement: the exit status, the output object verbatim, and the same output as its typed verdict."""
+
     status: int  # 0 accepted, 1 rejected, 2 usage or internal error
-    result: dict[str, Any]  # the evaluator's one output object
+    output: dict[str, Any]  # the evaluator's one output object, exactly as printed (for showing it, never reading it)
+    parsed: Accepted | Rejection
 
     @property
     def accepted(self) -> bool:
-        return self.status == 0 and self.result.get("ok") is True
+        return not isinstance(self.parsed, Rejection)
 
 
 def command(
@@ -56,14 +67,41 @@ def command(
     return argv
 
 
+@overload
 def evaluate(
-    check: str,
+    check: Literal["initial"],
     document: dict[str, Any],
     *,
     approved_hash: str | None = None,
     now: str | None = None,
     risk_record: dict[str, Any] | None = None,
-) -> Verdict:
+) -> Verdict[InitialVerdict]: ...
+@overload
+def evaluate(
+    check: Literal["prompt"],
+    document: dict[str, Any],
+    *,
+    approved_hash: str | None = None,
+    now: str | None = None,
+    risk_record: dict[str, Any] | None = None,
+) -> Verdict[PromptVerdict]: ...
+@overload
+def evaluate(
+    check: Literal["state"],
+    document: dict[str, Any],
+    *,
+    approved_hash: str | None = None,
+    now: str | None = None,
+    risk_record: dict[str, Any] | None = None,
+) -> Verdict[StateVerdict]: ...
+def evaluate(
+    check: CheckName,
+    document: dict[str, Any],
+    *,
+    approved_hash: str | None = None,
+    now: str | None = None,
+    risk_record: dict[str, Any] | None = None,
+) -> Verdict[Any]:
     """``evaluate_state.py --<check> - [--approved-hash HEX] [--now TS] [--risk-acceptance PATH]`` on ``document``.
 
     ``risk_record``: the risk acceptance record the document binds (act/risk.py), handed over as a private
@@ -89,7 +127,7 @@ def evaluate(
             "evaluator-failed",
             f"the evaluator exited {completed.returncode} without one JSON result; no write is permitted",
         )
-    return Verdict(completed.returncode, result)
+    return Verdict(completed.returncode, result, verdicts.parse(check, completed.returncode, result))
 
 
 def _run(argv: list[str], document: bytes) -> subprocess.CompletedProcess[bytes]:
@@ -104,14 +142,13 @@ def _run(argv: list[str], document: bytes) -> subprocess.CompletedProcess[bytes]
         raise ActError("evaluator-failed", message) from None
 
 
-def require_accepted(verdict: Verdict, what: str) -> dict[str, Any]:
-    """The result of an accepted evaluation, else an error carrying the evaluator's own errors."""
-    if verdict.accepted:
-        return verdict.result
-    errors = verdict.result.get("errors", [])
-    named = "; ".join(f"{e.get('code')} at {e.get('path') or '/'}" for e in errors[:5])
+def require_accepted(verdict: Verdict[Accepted], what: str) -> Accepted:
+    """The typed verdict of an accepted evaluation, else an error carrying the evaluator's own errors."""
+    if not isinstance(verdict.parsed, Rejection):
+        return verdict.parsed
+    named = "; ".join(f"{e.code} at {e.path or '/'}" for e in verdict.parsed.errors[:5])
     raise ActError(
         "evaluator-rejected",
         f"the evaluator rejected {what} (exit {verdict.status}): {named}; no write is permitted",
-        details={"evaluator": verdict.result},
+        details={"evaluator": verdict.output},
     )

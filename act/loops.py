@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from act import statedir
+from act import statedir, verdicts
 from act.command import HEX32, Context
 from act.errors import ActError
 from act.state_models import AutomationProgress, Intent
@@ -27,7 +27,6 @@ GONE = ("deleted", "prompt-rejected")
 def _summary(directory: statedir.StateDir) -> dict[str, Any]:
     intent = directory.read_model(statedir.INTENT, Intent)
     automation = directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
-    last = directory.read_optional(statedir.LAST_RESULT) or {}
     return {
         "run_id": intent.run_id,
         "repository": intent.repository,
@@ -35,7 +34,7 @@ def _summary(directory: statedir.StateDir) -> dict[str, Any]:
         "pr_number": None if automation is None else automation.pr_number,
         "mode": intent.mode,
         "created_at": intent.created_at,
-        "last_action": last.get("action"),
+        "last_action": verdicts.last_action(directory),
         "automation_stage": None if automation is None else automation.stage,
         "can_forget": automation is None or automation.stage in GONE,
     }

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from act import aftermath, diff, judge, ledger, risk, sources, statedir, steps, summary, summary_diff
 from act.build import initial as initial_builder
@@ -26,24 +26,30 @@ from act.state_models import (
     Approval,
     AutomationProgress,
     BuiltPlan,
+    FinalizationPlan,
     InitialPlan,
     InitialTexts,
     Intent,
     PendingPlan,
+    RecurringKind,
+    RecurringPlan,
     RemediationPlan,
     Setup,
     Wakeup,
     WakeupNotes,
     build,
 )
+from act.verdicts import ActionName, StateVerdict, last_action
 from evaluator import markers
 
 if TYPE_CHECKING:
     from act.preflight import CommitIdentity  # imported by run_init: other commands need none of git
 
-PLAN_ACTIONS = {
-    "remediation": ("await-approval", "claim-plan", "execute-remediation"),
-    "finalization": ("await-approval", "claim-plan", "execute-finalization", "finish-finalization"),
+# What the evaluator may emit on a state with a freshly built plan of each kind embedded: anything else and
+# the plan is not recorded.
+PLAN_ACTIONS: dict[RecurringKind, frozenset[ActionName]] = {
+    "remediation": frozenset({"await-approval", "claim-plan", "execute-remediation"}),
+    "finalization": frozenset({"await-approval", "claim-plan", "execute-finalization", "finish-finalization"}),
 }
 
 
@@ -329,7 +335,8 @@ def run_init(ctx: Context) -> dict[str, Any]:
     intent.update(run_id=run_id, review_request_body_template=markers.default_review_template(run_id, 0))
     snapshot, texts, record = _observe_initial(ctx, intent)
     document = _build_initial(intent, snapshot, texts)
-    result = judge.require_accepted(judge.evaluate("initial", document, risk_record=record), "the initial document")
+    verdict = judge.evaluate("initial", document, risk_record=record)
+    judged = judge.require_accepted(verdict, "the initial document")
     path = Path(ctx.args.state_dir) if ctx.args.state_dir else statedir.default_path(run_id)
     directory = statedir.StateDir.create(path, checkout=intent["checkout"])
     built_at = statedir.now_text()
@@ -339,14 +346,14 @@ def run_init(ctx: Context) -> dict[str, Any]:
     if record is not None:
         risk.keep(directory, record)
     directory.write_model(statedir.INITIAL_TEXTS, build(InitialTexts, texts))
-    directory.write(statedir.INITIAL_RESULT, {"validated_at": built_at, "rebuilt": False, "result": result})
+    directory.write(statedir.INITIAL_RESULT, {"validated_at": built_at, "rebuilt": False, "result": verdict.output})
     record_plan(
         directory,
         build(
             InitialPlan,
             {
                 "kind": "initial",
-                "plan_hash": result["initial_plan_hash"],
+                "plan_hash": judged.initial_plan_hash,
                 "mode": intent["mode"],
                 "built_at": built_at,
             },
@@ -355,9 +362,9 @@ def run_init(ctx: Context) -> dict[str, Any]:
     return {
         "run_id": run_id,
         "state_dir": str(directory.path),
-        "initial_plan_hash": result["initial_plan_hash"],
-        "mode": result["mode"],
-        "operations": result["operations"],
+        "initial_plan_hash": judged.initial_plan_hash,
+        "mode": judged.mode,
+        "operations": list(judged.operations),
         "approval_summary": summary.initial_summary(
             document,
             texts["pr_title"],
@@ -466,11 +473,10 @@ def rebuild_initial(ctx: Context) -> None:
                 "changes": found,
             },
         )
-    result = judge.require_accepted(
-        judge.evaluate("initial", document, approved_hash=approved, risk_record=record),
-        "the rebuilt initial document",
-    )
-    directory.write(statedir.INITIAL_RESULT, {"validated_at": statedir.now_text(), "rebuilt": True, "result": result})
+    verdict = judge.evaluate("initial", document, approved_hash=approved, risk_record=record)
+    judge.require_accepted(verdict, "the rebuilt initial document")
+    written = {"validated_at": statedir.now_text(), "rebuilt": True, "result": verdict.output}
+    directory.write(statedir.INITIAL_RESULT, written)
 
 
 # --- recurring plans ------------------------------------------------------------------
@@ -490,19 +496,18 @@ def _state_input(ctx: Context, directory: statedir.StateDir) -> dict[str, Any]:
         raise ActError("state-file-invalid", f"--state: {error}") from None
 
 
-def _require_action(directory: statedir.StateDir, state: dict[str, Any], expected: str) -> dict[str, Any]:
+def _require_action(
+    directory: statedir.StateDir, state: dict[str, Any], expected: Literal["plan-remediation", "plan-finalization"]
+) -> StateVerdict:
     """The evaluator must ask for this plan, on this very state, before it is built."""
     verdict = judge.evaluate("state", state, risk_record=risk.record_for(directory, state))
     result = judge.require_accepted(verdict, "the state")
-    if result["action"] != expected:
-        code = {"plan-remediation": "action-not-plan-remediation", "plan-finalization": "action-not-plan-finalization"}[
-            expected
-        ]
+    if result.action != expected:
         raise ActError(
-            code,
-            f"the evaluator emitted {result['action']} ({', '.join(result['reasons'])}), not {expected}: no plan is "
+            f"action-not-{expected}",
+            f"the evaluator emitted {result.action} ({', '.join(result.reasons)}), not {expected}: no plan is "
             "built; obey that action",
-            details={"evaluation": result},
+            details={"evaluation": verdict.output},
         )
     return result
 
@@ -522,17 +527,17 @@ def _finish_plan(
     verdict = judge.evaluate("state", planned, risk_record=risk_record)
     result = judge.require_accepted(verdict, f"the state with the {kind} plan")
     plan_hash = planned[f"{kind}_plan_hash"]
-    if result["action"] not in PLAN_ACTIONS[kind]:
+    if result.action not in PLAN_ACTIONS[kind]:
         raise ActError(
             "plan-not-accepted",
-            f"with the plan embedded the evaluator emitted {result['action']} ({', '.join(result['reasons'])}); the "
+            f"with the plan embedded the evaluator emitted {result.action} ({', '.join(result.reasons)}); the "
             "plan is not recorded; obey that action",
-            details={"evaluation": result},
+            details={"evaluation": verdict.output},
         )
     if risk_record is not None:
         risk.keep(directory, risk_record)
     directory.write(statedir.STATE, planned)
-    directory.write(statedir.LAST_RESULT, result)
+    directory.write(statedir.LAST_RESULT, verdict.output)
     recorded = {
         "kind": kind,
         "plan_hash": plan_hash,
@@ -544,13 +549,16 @@ def _finish_plan(
         "manifest": manifest,
         "executed_at": None,
     }
-    previous = record_plan(directory, cast("PendingPlan", build(PENDING_MODELS[kind], recorded)))
+    plan: RecurringPlan = (
+        build(RemediationPlan, recorded) if kind == "remediation" else build(FinalizationPlan, recorded)
+    )
+    previous = record_plan(directory, plan)
     output: dict[str, Any] = {
         "plan_kind": kind,
         "plan_hash": plan_hash,
-        "action": result["action"],
-        "reasons": result["reasons"],
-        "evaluation": result,
+        "action": result.action,
+        "reasons": list(result.reasons),
+        "evaluation": verdict.output,
         "approval_summary": plan_summary,
     }
     if (
@@ -565,9 +573,9 @@ def _finish_plan(
             f"this plan differs from the pending plan {previous.plan_hash}; an approval of that hash does not "
             "carry over"
         )
-    if result["action"] in steps.ENDS_THE_WAKEUP:  # await-approval: this wakeup writes nothing more
-        ledger.end_wakeup(directory, result["action"])
-    output["next"] = steps.row(result["action"], where(directory, plan_hash=plan_hash))
+    if result.action in steps.ENDS_THE_WAKEUP:  # await-approval: this wakeup writes nothing more
+        ledger.end_wakeup(directory, result.action)
+    output["next"] = steps.row(result.action, where(directory, plan_hash=plan_hash))
     return output
 
 
@@ -662,7 +670,7 @@ def run_plan_finalization(ctx: Context) -> dict[str, Any]:
     state = _state_input(ctx, directory)
     asked = _require_action(directory, state, "plan-finalization")
     manifest = recurring.finalization_manifest(state)
-    phase = "two" if asked["reasons"] == ["finalization-phase-two"] else "one"
+    phase = "two" if asked.reasons == ["finalization-phase-two"] else "one"
     unknowns = gate_unknowns(directory, state)
     plan_summary = summary.finalization_summary(state, manifest, recurring.plan_hash(manifest), phase, unknowns)
     return {**_finish_plan(ctx, directory, state, manifest, None, plan_summary), "gate_unknowns": unknowns}
@@ -749,7 +757,7 @@ def run_status(ctx: Context) -> dict[str, Any]:
         "approval": None if approval is None else approval.as_dict(),
         "wakeup": None if wakeup is None else wakeup.as_dict(),
         "automation": None if automation is None else automation.as_dict(),
-        "last_action": (directory.read_optional(statedir.LAST_RESULT) or {}).get("action"),
+        "last_action": last_action(directory),
         "findings": [] if state is None else bound_findings(directory, state),
         "gate_unknowns": [] if state is None else gate_unknowns(directory, state),
         # Once the loop has finished: what Codex said since (GitHub is read only then).

@@ -10,12 +10,14 @@ and the JSON Pointer, never a guess; and they write the typed values back
 
 The documents the evaluator judges (``initial.json``, ``state.json``,
 ``prompt.json``) and its verdicts (``initial-result.json``,
-``last-result.json``) are the evaluator's: they are checked when they are
-judged, not here.
+``last-result.json``) are the evaluator's: a document is checked when it is
+judged, and ``last-result.json`` is read back through the verdict models of
+act/verdicts.py, which use the same ``Strict`` base and validator.
 """
 
 from typing import Any, Literal, TypeVar
 
+from act.vocabulary import ActionName
 from evaluator import policy
 from evaluator.models.common import (
     BranchName,
@@ -206,7 +208,7 @@ class NextAgenda(Strict):
     """``next.json``: the wakeup row ``loop.py next`` stopped in for the agent, and the step to go on from."""
 
     wakeup_id: RunId | None
-    row: str
+    row: ActionName
     resume_at: int
 
 

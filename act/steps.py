@@ -16,9 +16,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from act.vocabulary import ActionName
+
 # Actions after which this wakeup writes nothing more: whichever command emitted one ends the wakeup.
-ENDS_THE_WAKEUP = ("wait", "await-approval", "done", "state-inconsistency", "report")
-CLEANUP_STOPS = (
+ENDS_THE_WAKEUP: frozenset[ActionName] = frozenset({"wait", "await-approval", "done", "state-inconsistency", "report"})
+# The evaluator's cleanup stops (its registry's ``cleanup`` actions), in the order the table lists them.
+CLEANUP_STOPS: tuple[ActionName, ...] = (
     "request-timeout",
     "stop-max-rounds",
     "stop-pr-closed",
@@ -69,7 +72,7 @@ _CLEANUP: tuple[Step, ...] = (
     Do("tell", "tell the person why (`reasons`)"),
 )
 
-WAKEUP: dict[str, tuple[Step, ...]] = {
+WAKEUP: dict[ActionName, tuple[Step, ...]] = {
     "wait": (Do("nothing", "nothing: the wakeup is over"),),
     "plan-remediation": (
         Do("read", "read the `findings` (each Codex finding's path, lines, priority and text)"),
@@ -150,19 +153,19 @@ def render(steps: tuple[Step, ...]) -> str:
     return text
 
 
-def row(action: str, where: Where) -> str:
+def row(action: ActionName, where: Where) -> str:
     """The whole row: what a command that emitted ``action`` says to do."""
     return where.fill(render(WAKEUP[action]))
 
 
-def starting_at(action: str, key: str, where: Where, *, nth: int = 1) -> str:
+def starting_at(action: ActionName, key: str, where: Where, *, nth: int = 1) -> str:
     """The row from its ``nth`` step named ``key`` on (that step included)."""
     steps = WAKEUP[action]
     found = [index for index, step in enumerate(steps) if step.key == key]
     return where.fill(render(steps[found[nth - 1] :]))
 
 
-def after(action: str, key: str, where: Where, *, nth: int = 1) -> str:
+def after(action: ActionName, key: str, where: Where, *, nth: int = 1) -> str:
     """The row after its ``nth`` step named ``key``: what a command at that step says next."""
     steps = WAKEUP[action]
     found = [index for index, step in enumerate(steps) if step.key == key]

@@ -25,6 +25,8 @@ from act.errors import ActError, UsageError
 from act.ledger import current_wakeup, end_wakeup, record_claim, record_executed, start_wakeup
 from act.plans import carried_approval, read_intent, read_pending, where
 from act.state_models import InitialPlan, RecurringPlan, RemediationPlan, Wakeup, WakeupNotes, build, updated
+from act.verdicts import PlanRemediation, StateVerdict
+from act.vocabulary import ActionName
 from evaluator import markers, policy
 from evaluator.canonical import parse_document
 from evaluator.errors import Rejected
@@ -164,45 +166,44 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
                 state["repository"],
                 risk_acceptance_sha256=manifest["execution"]["risk_acceptance_sha256"],  # the plan's own form
             )
-            if manifest["kind"] == "remediation"
+            if isinstance(embedded, RemediationPlan)
             else None
         )
         state = recurring.embed(state, manifest, approved_plan_hash=approved, execution_boundary=boundary)
     verdict = judge.evaluate("state", state, risk_record=risk.record_for(directory, state))
     if not verdict.accepted:  # a rejected state justifies nothing: it is not stored
         end_wakeup(directory, "state-rejected")
-        judge.require_accepted(verdict, "the wakeup state")
-    result = verdict.result
+    result = judge.require_accepted(verdict, "the wakeup state")
     directory.write(statedir.STATE, state)
     directory.write_model(
         statedir.NOTES,
         build(WakeupNotes, {"observed_at": state["observed_at"], "request_key": state["request_key"], **notes}),
     )
-    directory.write(statedir.LAST_RESULT, result)
-    if result["action"] in steps.ENDS_THE_WAKEUP:
-        end_wakeup(directory, result["action"])
+    directory.write(statedir.LAST_RESULT, verdict.output)
+    if result.action in steps.ENDS_THE_WAKEUP:
+        end_wakeup(directory, result.action)
     return {
         "automation_key": key,
         "wakeup_id": record.wakeup_id,
         "continued": ctx.args.continue_wakeup,
         "embedded_plan_hash": None if embedded is None else embedded.plan_hash,
-        "action": result["action"],
-        "reasons": result["reasons"],
+        "action": result.action,
+        "reasons": list(result.reasons),
         "findings": notes["findings"],
         "gate_unknowns": notes["gate_unknowns"],
-        "evaluation": result,
+        "evaluation": verdict.output,
         "next": _next(result, directory, key),
     }
 
 
-def _next(result: dict[str, Any], directory: statedir.StateDir, key: str) -> str:
-    action = result["action"]
+def _next(result: StateVerdict, directory: statedir.StateDir, key: str) -> str:
+    action = result.action
     pending = read_pending(directory)
     here = where(directory, key=key)
     if (
-        action == "plan-remediation"
+        isinstance(result, PlanRemediation)
         and isinstance(pending, RemediationPlan)
-        and pending.request_key == result["request_key"]
+        and pending.request_key == result.request_key
         and pending.executed_at is None
     ):
         return (
@@ -245,7 +246,8 @@ def run_record_executed(ctx: Context) -> dict[str, Any]:
     pending = read_pending(directory)
     if pending is not None and not isinstance(pending, InitialPlan):  # its approval is spent
         directory.write_model(statedir.PENDING, updated(pending, executed_at=statedir.now_text()))
-    row = "execute-remediation" if pending is not None and pending.kind == "remediation" else "execute-finalization"
+    remediation = isinstance(pending, RemediationPlan)
+    row: ActionName = "execute-remediation" if remediation else "execute-finalization"
     return {
         "wakeup": record_executed(directory, plan_hash).as_dict(),
         "next": steps.after(row, "record-executed", where(directory, plan_hash=plan_hash)),

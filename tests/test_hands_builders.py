@@ -19,7 +19,7 @@ from evaluator import markers, policy
 from evaluator.actions import WRITE_ACTIONS
 from evaluator.canonical import digest
 from evaluator.checks import run_initial, run_state
-from tests.helpers import examples
+from tests.helpers import FIXTURES, examples, load
 from tools import samples, state_scenarios
 from tools.mutations import mutation_recipes
 
@@ -54,9 +54,9 @@ def test_every_initial_form_is_accepted(mode, form):
 def test_the_judge_runs_the_evaluator_as_a_process():
     document = build_initial("approval-gated", FORMS[0])
     verdict = judge.evaluate("initial", document, approved_hash=document["initial_plan_hash"])
-    assert verdict.accepted and verdict.result["initial_plan_hash"] == document["initial_plan_hash"]
+    assert judge.require_accepted(verdict, "the initial document").initial_plan_hash == document["initial_plan_hash"]
     wrong = judge.evaluate("initial", document, approved_hash="0" * 64)
-    assert wrong.status == 1 and wrong.result["errors"][0]["code"] == "plan-hash-mismatch"
+    assert wrong.status == 1 and wrong.output["errors"][0]["code"] == "plan-hash-mismatch"
     with pytest.raises(ActError) as raised:
         judge.require_accepted(wrong, "the initial document")
     assert raised.value.code == "evaluator-rejected" and "plan-hash-mismatch" in raised.value.message
@@ -233,11 +233,13 @@ def test_the_wakeup_ledger_keeps_one_id_per_wakeup(tmp_path):
 
 
 def test_a_claim_plan_is_posted_by_loop_claim_then_the_same_wakeup_continues(tmp_path):
-    from act import plans, statedir, steps
+    from act import plans, statedir, steps, verdicts
     from act import wakeup as waking
 
     directory = statedir.StateDir.create(tmp_path / "loop")
-    claim_plan = {"action": "claim-plan", "reasons": ["plan-unclaimed"], "request_key": "5:" + "b" * 40}
+    scenario = FIXTURES / "state" / "scenarios" / "claim-plan--remediation-approved-in-state.json"
+    claim_plan = verdicts.parse("state", 0, run_state(load(scenario), approved_hash=None, now=None))
+    assert isinstance(claim_plan, verdicts.ClaimPlan)
     here = plans.where(directory, key="KEY-1")
     for told in (steps.row("claim-plan", here), waking._next(claim_plan, directory, "KEY-1")):
         assert f"`loop.py claim --state-dir {directory.path}`" in told

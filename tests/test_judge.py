@@ -26,6 +26,7 @@ def test_the_evaluator_runs_in_the_interpreter_the_hands_start():
 def test_a_judgement_through_the_hands_is_the_evaluator_s_own_verdict():
     document = load(FIXTURES / "initial" / "valid" / "new-pr-branch-validate-commit-push.json")
     verdict = judge.evaluate("initial", document)
-    assert verdict.accepted and verdict.result["initial_plan_hash"] == document["initial_plan_hash"]
+    accepted = judge.require_accepted(verdict, "the initial document")
+    assert accepted.initial_plan_hash == verdict.output["initial_plan_hash"] == document["initial_plan_hash"]
     tampered = {**document, "initial_plan_hash": "0" * 64}
     assert judge.evaluate("initial", tampered).status == 1

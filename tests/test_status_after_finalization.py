@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from act import aftermath, cli, statedir
+from evaluator.checks import run_state
 from simulator.fakegithub import PR_NUMBER, TOKEN, USERS, at, codex_body
 from tools import state_scenarios
 from tools.samples import response, sha
@@ -119,7 +120,8 @@ def finished_loop(fake, tmp_path, monkeypatch):
     )
     directory.write(statedir.INTENT, intent(state, tmp_path))
     directory.write(statedir.STATE, state)
-    directory.write(statedir.LAST_RESULT, {"action": "finish-finalization"})
+    # The verdict the evaluator printed on that state (the hands read last-result.json through its model).
+    directory.write(statedir.LAST_RESULT, run_state(FINISHED, approved_hash=None, now=None))
     directory.write(statedir.AUTOMATION, automation(state, "active"))
     return directory, state
 
