@@ -5,7 +5,8 @@ trace=execve`` (the run is the demo's own process, its commands and
 everything they start), and from the trace:
 
 - **commands**: the commands the agent ran (``loop.py`` and the automation
-  tool, as the demo's transcript lists them);
+  tool, as the demo's transcript lists them), and of those the ``loop.py``
+  commands;
 - **python starts**: successful ``execve`` of a Python interpreter (the
   demo's ``loop.py`` commands, their re-executions, the evaluator's
   judgements, the collector if started);
@@ -49,7 +50,9 @@ from demo import cli
 from demo.scenarios import SCENARIOS
 began = time.monotonic()
 run = cli.run_scenario(SCENARIOS[sys.argv[1]], Path(sys.argv[2]), io.StringIO())
-print(json.dumps({"final": run.final, "commands": len(run.agent.transcript), "wall": time.monotonic() - began}))
+tools = sum(1 for line in run.agent.transcript if line.startswith("automation_update"))
+print(json.dumps({"final": run.final, "commands": len(run.agent.transcript), "tool calls": tools,
+                  "wall": time.monotonic() - began}))
 """
 
 
@@ -73,6 +76,7 @@ def measure(checkout: Path, scenario: str) -> dict[str, float]:
     return {
         "final is expected": float(told["final"] == "done"),
         "commands": told["commands"],
+        "loop.py commands": told["commands"] - told["tool calls"],
         "python starts": sum(1 for name, _ in programs if name.startswith("python")) - 1,  # not the run itself
         "judgements": sum(1 for name, argv in programs if name.startswith("python") and "evaluate_state" in argv),
         "git processes": sum(1 for name, _ in programs if name == "git"),
