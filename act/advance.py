@@ -213,8 +213,8 @@ class _Advance:
             self.forget()
             raise _Stop(
                 you_do="show the person the approval_summary; the wakeup is over. When they reply with the full "
-                f"hash, pass it at the next heartbeat: `loop.py next --state-dir {self.directory.path} --approve HASH`"
-                ", exactly as they wrote it",
+                f"hash, run `loop.py next --state-dir {self.directory.path} --approve HASH` with it, exactly as "
+                "they wrote it",
                 then=f"at the next heartbeat: {self.again}",
             )
         if step.act in ("tell", "nothing"):
