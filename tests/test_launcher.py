@@ -56,6 +56,14 @@ def skill(tmp_path: Path) -> Path:
     return root
 
 
+def with_private_environment(skill: Path) -> Path:
+    """The private environment install.py makes, here with this interpreter's (pinned) packages."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", str(skill / ".venv")], check=True, timeout=120
+    )
+    return skill / ".venv" / "bin" / "python"
+
+
 def launch(python: str, skill: Path, script: str, *args: str) -> subprocess.CompletedProcess:
     command = [python, str(skill / "scripts" / script), *args]
     return subprocess.run(
@@ -88,10 +96,7 @@ def test_an_older_launcher_without_a_venv_gets_one_python_too_old_line(skill, py
 @needs_older
 @pytest.mark.parametrize("python", OLDER)
 def test_an_older_launcher_re_executes_in_the_skills_venv(skill, python):
-    # The private environment install.py makes, here with this interpreter's (pinned) packages.
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", str(skill / ".venv")], check=True, timeout=120
-    )
+    with_private_environment(skill)
     completed = launch(python, skill, "evaluate_state.py", "--initial", str(VALID_INITIAL))
     assert completed.returncode == 0, completed.stdout + completed.stderr
     [line] = completed.stdout.splitlines()
@@ -131,14 +136,6 @@ def test_the_installer_defaults_to_codexs_documented_skill_location(tmp_path):
 # with sys.executable equal to the interpreter loop.py re-executes into, isolated, so launch() goes straight on.
 
 LAUNCHER_PROBE = "import sys; print(sys.executable, sys.flags.isolated, sys.flags.dont_write_bytecode)"
-
-
-def with_private_environment(skill: Path) -> Path:
-    """The private environment install.py makes, here with this interpreter's (pinned) packages."""
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", str(skill / ".venv")], check=True, timeout=120
-    )
-    return skill / ".venv" / "bin" / "python"
 
 
 def exec_line(launcher: Path, *args: str, path: str = "/usr/bin:/bin") -> str:
