@@ -89,8 +89,9 @@ WAKEUP: dict[ActionName, tuple[Step, ...]] = {
         Do("show", "show the `approval_summary` to the person: the wakeup is over"),
         Do(
             "note",
-            "when they reply with the full hash, the next wakeup first runs `loop.py approve --state-dir DIR "
-            "--hash HASH` with the hash exactly as they wrote it",
+            "when they reply with the full hash, the next wakeup passes it, exactly as they wrote it: "
+            "`loop.py next --state-dir DIR --approve HASH` (one command at a time: first `loop.py approve "
+            "--state-dir DIR --hash HASH`)",
         ),
     ),
     "claim-plan": (Run("claim"), Run("wakeup", "--automation-key KEY --continue", obey=True)),
