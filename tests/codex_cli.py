@@ -1,0 +1,31 @@
+"""The real Codex CLI (npm ``@openai/codex``), as the tests find it.
+
+``.ci/run`` installs the pinned version into ``.ci-tools/`` and puts its
+``bin`` on ``PATH`` with ``CODEX_CLI_REQUIRED=1``, so there a missing CLI fails
+the tests that need it instead of skipping them. On a developer's machine
+without it they are skipped, and the skip says how to install it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+CODEX_CLI_VERSION = "0.169.0"
+INSTALL_HINT = f"npm install --prefix .ci-tools @openai/codex@{CODEX_CLI_VERSION} (.ci/run does this)"
+
+
+def codex_binary() -> str:
+    """The path of the ``codex`` on PATH, at the pinned version; skip (or fail, in CI) without it."""
+    found = shutil.which("codex")
+    if found is None:
+        if os.environ.get("CODEX_CLI_REQUIRED") == "1":
+            pytest.fail(f"the Codex CLI is required here and not on PATH: {INSTALL_HINT}")
+        pytest.skip(f"the Codex CLI is not installed: {INSTALL_HINT}")
+    version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=60, check=False)
+    if CODEX_CLI_VERSION not in version.stdout:
+        pytest.fail(f"{found} is {version.stdout.strip()!r}, not codex-cli {CODEX_CLI_VERSION}: {INSTALL_HINT}")
+    return found
