@@ -1,6 +1,6 @@
 """The real Codex CLI (npm ``@openai/codex``), as the tests find it.
 
-``.ci/run`` installs the pinned version into ``.ci-tools/`` and puts its
+``.ci/run`` installs the pinned version outside the checkout and puts its
 ``bin`` on ``PATH`` with ``CODEX_CLI_REQUIRED=1``, so there a missing CLI fails
 the tests that need it instead of skipping them. On a developer's machine
 without it they are skipped, and the skip says how to install it.
@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 CODEX_CLI_VERSION = "0.169.0"
-INSTALL_HINT = f"npm install --prefix .ci-tools @openai/codex@{CODEX_CLI_VERSION} (.ci/run does this)"
+INSTALL_HINT = f"npm install -g @openai/codex@{CODEX_CLI_VERSION} (.ci/run does this)"
 
 
 def codex_binary() -> str:
