@@ -160,12 +160,35 @@ def _common() -> _Parser:
     common.add_argument(
         "--observed-at", metavar="TS", help="the observation instant (ISO-8601 with offset); default now"
     )
-    common.add_argument("--format", choices=("json", "text"), default="json")
+    common.add_argument(
+        "--format",
+        choices=("json", "text"),
+        default="json",
+        help="json (default): one JSON line, the contract; text: the same for people, the approval summary first",
+    )
     add_network_options(common)
     return common
 
 
+_EXAMPLE = """\
+example (approval-gated; the checkout is on its feature branch, whose upstream remote names the
+repository on github.com: the repository, the base and the head are inferred from it):
+  loop.py init --checkout ~/src/widgets --path src/app.py --commit --push \\
+      --mode approval-gated --title "Fix the greeting" --body-file /tmp/body.md
+  # show the printed approval_summary; the person replies with its 64-hex hash
+  loop.py next --state-dir DIR --approve HASH   # DIR: the state_dir init printed
+  loop.py next --state-dir DIR                  # then at every heartbeat, until it says the loop is over
+
+output: one JSON line {"ok": ..., "command": ..., ...}; a refusal carries "errors"
+[{"code", "path", "message"}] (codes: references/errors.md).
+exit status: 0 done, 1 refused (no write is permitted), 2 usage or internal error.
+Run "loop.py COMMAND --help" for one command's flags; manual: references/hands.md.
+"""
+
+
 def parser() -> _Parser:
+    from evaluator.version import VERSION
+
     top = _Parser(
         prog="loop.py",
         allow_abbrev=False,
@@ -173,6 +196,11 @@ def parser() -> _Parser:
             "The hands of github-codex-pr-loop: build plans, keep the loop's state, manage its automation "
             "(references/hands.md)."
         ),
+        epilog=_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument(
+        "--version", action="version", version=f"%(prog)s (github-codex-pr-loop) {VERSION}", help="print the version"
     )
     commands = top.add_subparsers(dest="subcommand", metavar="COMMAND", required=True, parser_class=_Parser)
     common = _common()
