@@ -79,6 +79,12 @@ def init(parser: argparse.ArgumentParser) -> None:
         "cannot give them (exactly those init names when it refuses; references/prerequisites.md)",
     )
     parser.add_argument(
+        "--allow-many-loops",
+        action="store_true",
+        help="only on the person's word: start this loop although four loops of this machine can still wake "
+        "(`loop.py list`)",
+    )
+    parser.add_argument(
         "--reuse-pr",
         type=int,
         metavar="N",

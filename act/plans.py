@@ -319,6 +319,11 @@ def run_init(ctx: Context) -> dict[str, Any]:
     from act import preflight
 
     intent = _intent(ctx)
+    from act import inference, loops
+
+    warnings = loops.require_room_for_another(ctx.args.allow_many_loops)  # before anything is observed
+
+    inferred = inference.fill(ctx.world, intent)  # --repository, --base, --head left out: from the checkout
     accepted = risk.parse_accepted(ctx.args.accept_risk)
     # Before anything is observed for the plan, and long before anything is written or approved.
     identity = preflight.run(
@@ -373,8 +378,10 @@ def run_init(ctx: Context) -> dict[str, Any]:
             commit_identity=identity.shown(),
             draft_pr=intent["draft_pr"],
             risk_record=record,
+            inferred=inferred,
         ),
         "next": _after_init(intent["mode"], directory),
+        **({"warnings": warnings} if warnings else {}),
     }
 
 
