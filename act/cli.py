@@ -263,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     secrets = [value for value in (os.environ.get("GH_TOKEN"), os.environ.get("GITHUB_TOKEN")) if value]
     name = next((token for token in argv if any(token == row.name for row in TABLE)), None)
     output_format = "text" if _format_text(argv) else "json"
+    args: argparse.Namespace | None = None
     try:
         args = parser().parse_args(argv)
         _validate(args)
@@ -278,7 +279,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         result, status = {"ok": False, "command": name, "errors": [error.as_dict()]}, 2
     except ActError as error:
-        result, status = {"ok": False, "command": name, "errors": error.all_errors(), **error.details}, 1
+        from act import refusals  # no refusal hands out the pending plan's hash (act/refusals.py)
+
+        result = {"ok": False, "command": name, "errors": error.all_errors(), **error.details}
+        result, status = refusals.masked(result, refusals.pending_hash(args)), 1
     except KeyboardInterrupt:
         raise
     except Exception as error:  # never a traceback: a bug here must still fail closed
