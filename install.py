@@ -85,12 +85,19 @@ def skill_version(source: Path = SOURCE) -> str:
     raise InstallError(f"{path} assigns no VERSION")
 
 
+def _shown_version() -> str:
+    try:
+        return skill_version()
+    except (InstallError, OSError, SyntaxError, ValueError):  # a broken clone: --help must still answer
+        return "unknown (evaluator/version.py is missing or unreadable)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="install.py", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--version",
         action="version",
-        version=f"%(prog)s (github-codex-pr-loop) {skill_version()}",
+        version=f"%(prog)s (github-codex-pr-loop) {_shown_version()}",
         help="print the version of the skill this installs",
     )
     where = parser.add_mutually_exclusive_group()

@@ -435,6 +435,15 @@ def test_from_initial_plan_through_bootstrap_wakeups_and_finalization(capsys, wo
     (world["registry"] / "loop-stub" / "automation.toml").unlink()
     (world["registry"] / "loop-stub").rmdir()
     assert loop(capsys, world, "verify-automation", *where)["outcome"] == "deleted"
+    # Once done, status says how the loop ended: the last verdict's reasons and the merge gates.
+    ended = loop(capsys, world, "status", *where)
+    assert (ended["last_action"], ended["reasons"]) == ("finish-finalization", ["finalization-settled"])
+    assert ended["gates"] == finishing["evaluation"]["gates"] and set(ended["gates"]) == {
+        "approvals",
+        "branch_protection",
+        "checks",
+        "mergeability",
+    }
 
 
 def test_wakeup_refuses_a_prompt_that_is_not_its_own_rendering(capsys, world, tmp_path):

@@ -224,3 +224,26 @@ def test_init_refuses_a_fifth_live_loop_unless_the_person_allows_it(capsys, worl
     automation = directory.read(statedir.AUTOMATION)
     directory.write(statedir.AUTOMATION, {**automation, "stage": "deleted"})
     assert "warnings" not in started()
+
+
+def test_a_fresh_clone_from_the_simulated_github_needs_only_the_new_branchs_name(tmp_path, monkeypatch, capsys):
+    """`git clone` over https from the simulator records origin's default branch: init infers the rest."""
+    from tests import executor_stack
+
+    stack = executor_stack.start(tmp_path, monkeypatch)
+    try:
+        given = executor_stack.init_args(stack)
+        for flag in ("--repository", "--base"):  # left out: the clone knows them
+            index = given.index(flag)
+            del given[index : index + 2]
+        made = stack.loop(capsys, *given)
+        summary = made["approval_summary"]
+        assert summary["inferred_from_checkout"] == {"repository": executor_stack.REPOSITORY, "base_branch": "main"}
+        assert (summary["repository"], summary["base_branch"], summary["head_branch"]) == (
+            executor_stack.REPOSITORY,
+            "main",
+            executor_stack.HEAD_BRANCH,
+        )
+        assert summary["base_sha"] == stack.remote_tip("main")
+    finally:
+        stack.stop()
