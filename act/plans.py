@@ -316,13 +316,10 @@ def _build_initial(intent: dict[str, Any], snapshot: dict[str, Any], texts: dict
 def run_init(ctx: Context) -> dict[str, Any]:
     if ctx.args.run_id:
         raise UsageError("init generates the run id; give no --run-id")
-    from act import preflight
+    from act import inference, loops, preflight
 
     intent = _intent(ctx)
-    from act import inference, loops
-
     warnings = loops.require_room_for_another(ctx.args.allow_many_loops)  # before anything is observed
-
     inferred = inference.fill(ctx.world, intent)  # --repository, --base, --head left out: from the checkout
     accepted = risk.parse_accepted(ctx.args.accept_risk)
     # Before anything is observed for the plan, and long before anything is written or approved.
@@ -751,7 +748,7 @@ def outcome(directory: statedir.StateDir) -> dict[str, Any]:
     last = verdicts.read_last(directory)  # checked against its model
     reported = getattr(last, "gates", None)
     state = directory.read_optional(statedir.STATE)
-    gates = reported.as_dict() if reported is not None else None if state is None else state.get("gates")
+    gates = reported.as_dict() if reported is not None else (None if state is None else state.get("gates"))
     return {"reasons": None if last is None else list(last.reasons), "gates": gates}
 
 
