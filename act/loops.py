@@ -6,7 +6,9 @@ read through the same typed models as every other command (a directory that
 cannot be read is listed with its error, never skipped). ``forget`` removes
 one, only when no automation of it can still wake: never created, or
 verified deleted. A running loop's directory is what its wakeups need, so
-forgetting it would leave a heartbeat that can only fail.
+forgetting it would leave a heartbeat that can only fail. ``init`` counts
+the live ones (``require_room_for_another``): no fifth without the person's
+word (``MAX_LIVE_LOOPS``, evaluator/policy.py).
 """
 
 from __future__ import annotations
