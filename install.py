@@ -74,8 +74,32 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def skill_version(source: Path = SOURCE) -> str:
+    """The skill's version, read from evaluator/version.py's source (the one place it is written), never run."""
+    import ast
+
+    path = source / "evaluator" / "version.py"
+    for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["VERSION"]:
+            return str(ast.literal_eval(node.value))
+    raise InstallError(f"{path} assigns no VERSION")
+
+
+def _shown_version() -> str:
+    try:
+        return skill_version()
+    except (InstallError, OSError, SyntaxError, ValueError):  # a broken clone: --help must still answer
+        return "unknown (evaluator/version.py is missing or unreadable)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="install.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s (github-codex-pr-loop) {_shown_version()}",
+        help="print the version of the skill this installs",
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--codex-home",

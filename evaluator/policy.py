@@ -27,6 +27,12 @@ TRUSTED_CODEX_BOT_TYPE: str = get_args(TrustedBotType)[0]
 # Automation schedule: the heartbeat every wakeup runs on.
 HEARTBEAT_RRULE = "FREQ=MINUTELY;INTERVAL=2"
 
+# Live loops (automations that can still wake) a machine may hold before init
+# refuses another without the person's word: with more than four heartbeat
+# automations targeting threads the Codex desktop app has been reported to
+# loop resuming them, so a fifth is started only with --allow-many-loops.
+MAX_LIVE_LOOPS = 4
+
 # How long one review request may stay unanswered. Reviews usually land within
 # 1-10 minutes; 30 minutes is where other loops give up. A timeout is never a
 # clean signal.

@@ -145,10 +145,10 @@ def test_execute_rebuilds_the_initial_plan_and_needs_the_exact_approval_and_name
     (world["repo"] / "src" / "app.py").write_text("print('hello, world')\n")
     world["fake"].pull["title"] = "Loop: retries, bounded"
     changed = loop(capsys, world, "execute", *where, status=1)
-    assert (
-        changed["errors"][0]["code"] == "plan-changed"
-        and changed["approved_hash"] == plan_hash != changed["rebuilt_hash"]
-    )
+    assert changed["errors"][0]["code"] == "plan-changed"
+    # The pending plan's hash only as its first 8 digits (act/refusals.py); the rebuilt plan's is no plan's.
+    assert changed["approved_hash"] == f"{plan_hash[:8]}..." and plan_hash not in json.dumps(changed)
+    assert changed["rebuilt_hash"] != plan_hash and len(changed["rebuilt_hash"]) == 64
     paths = {change["path"]: change for change in changed["changes"]}
     assert "/initial_document/initial_snapshot/diff_sha256" in paths
     assert "/initial_document/initial_snapshot/worktree_status_sha256" not in paths  # still one modified file
@@ -435,6 +435,15 @@ def test_from_initial_plan_through_bootstrap_wakeups_and_finalization(capsys, wo
     (world["registry"] / "loop-stub" / "automation.toml").unlink()
     (world["registry"] / "loop-stub").rmdir()
     assert loop(capsys, world, "verify-automation", *where)["outcome"] == "deleted"
+    # Once done, status says how the loop ended: the last verdict's reasons and the merge gates.
+    ended = loop(capsys, world, "status", *where)
+    assert (ended["last_action"], ended["reasons"]) == ("finish-finalization", ["finalization-settled"])
+    assert ended["gates"] == finishing["evaluation"]["gates"] and set(ended["gates"]) == {
+        "approvals",
+        "branch_protection",
+        "checks",
+        "mergeability",
+    }
 
 
 def test_wakeup_refuses_a_prompt_that_is_not_its_own_rendering(capsys, world, tmp_path):
@@ -637,7 +646,8 @@ def test_next_records_the_persons_hash_first_and_refuses_it_as_approve_does(caps
         assert loop(capsys, world, "status", *where)["automation"] is None
     # Recorded, then on to the plan's execution (which this offline world refuses at its preflight).
     told = loop(capsys, world, "next", *where, "--approve", plan_hash, status=1)
-    assert [done["command"] for done in told["did"]] == [f"loop.py approve --hash {plan_hash}"]
+    assert [done["command"] for done in told["did"]] == [f"loop.py approve --hash {plan_hash[:8]}..."]
+    assert plan_hash not in json.dumps(told)  # a refusal: not even the person's own reply is echoed whole
     assert told["refused_in"] == "loop.py execute"
     approval = json.loads((Path(made["state_dir"]) / statedir.APPROVAL).read_text(encoding="utf-8"))
     assert approval["plan_hash"] == plan_hash and approval["kind"] == "initial"
