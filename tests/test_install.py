@@ -22,7 +22,8 @@ from observe.evaluator_digest import CODE_DIRECTORIES, evaluator_sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 SKILL = "github-codex-pr-loop"
-ENTRY_POINTS = sorted(p.name for p in (ROOT / "scripts").glob("*.py") if p.name != "isolation.py")
+# The scripts that load the skill's code (the loader and the environment builder load none).
+ENTRY_POINTS = sorted(p.name for p in (ROOT / "scripts").glob("*.py") if p.name not in ("isolation.py", "environment.py"))
 VALID_INITIAL = "fixtures/initial/valid/new-pr-branch-validate-commit-push.json"
 
 
