@@ -10,8 +10,8 @@ import hashlib
 import importlib.metadata
 import py_compile
 import random
-import runpy
 import re
+import runpy
 import shutil
 import sys
 from pathlib import Path

@@ -229,9 +229,8 @@ def test_the_launcher_without_a_private_environment_runs_the_first_python3_on_pa
 def test_the_launcher_without_any_interpreter_prints_one_json_line(skill, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    completed = subprocess.run(
-        ["/bin/sh", str(skill / "scripts" / "loop"), "init"], capture_output=True, text=True, env=environ(skill, str(empty))
-    )
+    command = ["/bin/sh", str(skill / "scripts" / "loop"), "init"]
+    completed = subprocess.run(command, capture_output=True, text=True, env=environ(skill, str(empty)))
     assert completed.returncode == 2 and completed.stderr == ""
     [line] = completed.stdout.splitlines()
     [error] = json.loads(line)["errors"]
