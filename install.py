@@ -190,10 +190,10 @@ def install(target: Path, *, upgrade: bool, force: bool, env_from: str) -> bool:
         if not upgrade:
             raise InstallError(f"{target} exists; use --upgrade to replace it or --uninstall to remove it")
         record = check_unmodified(target, force=force)
-        files = runtime_files()
         builder = environment_builder()
-        current = {relative: file_sha256(SOURCE / relative) for relative in files}
-        if record.get("files") == current and (builder.private_environment(SOURCE) / "bin" / "python").exists():
+        current = {relative: file_sha256(SOURCE / relative) for relative in runtime_files()}
+        environment = builder.private_environment(SOURCE) / "bin" / "python"
+        if record.get("files") == current == _installed_files(target) and environment.exists():
             return False
         if not force:
             _refuse_if_loops_live(builder, f"upgrading {target}")
@@ -306,6 +306,17 @@ def check_unmodified(target: Path, *, force: bool) -> dict:
         detail = ", ".join(sorted(changed) + [f"{name} (added)" for name in added])
         raise InstallError(f"{target} was modified since it was installed: {detail} (--force to go on)")
     return record
+
+
+def _installed_files(target: Path) -> dict[str, str]:
+    """What ``target`` holds now (its record and an old private environment aside): relative path -> SHA-256."""
+    found = {}
+    for path in sorted(target.rglob("*")):
+        relative = path.relative_to(target)
+        if relative.parts[0] in (OLD_PRIVATE_ENV, RECORD) or path.is_dir():
+            continue
+        found[relative.as_posix()] = file_sha256(path) if _plain_file(path) else "not a plain file"
+    return found
 
 
 def _matches(path: Path, digest: str) -> bool:

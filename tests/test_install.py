@@ -9,6 +9,7 @@ import json
 import os
 import re
 import runpy
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -238,7 +239,8 @@ def test_install_upgrade_and_uninstall_are_symmetric(clone, tmp_path):
     first = install(clone, "--codex-home", str(home))
     assert first.returncode == 0 and first.stdout == f"installed {skill}\n"
     said = [line.removeprefix("install.py: ").removesuffix(" ...") for line in first.stderr.splitlines()]
-    assert said[0].startswith("copying ") and said[-1] == "checking the installed scripts from another directory"
+    assert any(step.startswith("copying ") for step in said)  # each step as it starts: a slow pip is not a hang
+    assert said[-1] == "checking the installed scripts from another directory"
     again = install(clone, "--codex-home", str(home))
     assert again.returncode == 1 and "--upgrade" in again.stderr
     unchanged = install(clone, "--codex-home", str(home), "--upgrade")
@@ -363,3 +365,76 @@ def test_the_runtime_lock_is_exactly_the_runtime_closure_with_the_full_locks_ver
 
 def test_no_console_scripts_bypass_the_isolated_entry_points():
     assert "scripts" not in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+# -- upgrades and live loops ---------------------------------------------------------------------------
+
+
+def a_live_loop(run_id: str = "0123456789abcdef0123456789abcdef", stage: str = "active") -> Path:
+    """A loop's state directory as `loop init` and the automation steps leave it (what `loop.py list` reads)."""
+    directory = Path(os.environ["XDG_STATE_HOME"]) / SKILL / run_id
+    directory.mkdir(parents=True, mode=0o700)
+    (directory / "intent.json").write_text(json.dumps({"repository": "o/r", "head_branch": "feature/x"}))
+    (directory / "automation.json").write_text(json.dumps({"stage": stage, "id": "loop-1"}))
+    return directory
+
+
+def test_the_environment_builder_refuses_a_new_environment_while_a_loop_is_live(installed, tmp_path):
+    loop = a_live_loop()
+    try:
+        builder = [str(installed / "scripts" / "environment.py"), "--rebuild", "--packages-from", "current"]
+        refused = run(builder, cwd=tmp_path)
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        [error] = json.loads(refused.stdout)["errors"]
+        assert error["code"] == "loops-live" and loop.name in error["message"] and "o/r feature/x" in error["message"]
+        assert "--force" in error["message"] and "finish" in error["message"]
+        (loop / "automation.json").write_text(json.dumps({"stage": "deleted"}))  # it can no longer wake
+        kept = run([str(installed / "scripts" / "environment.py")], cwd=tmp_path)
+        assert json.loads(kept.stdout)["built"] is False  # it exists: nothing to build, nothing refused
+    finally:
+        shutil.rmtree(loop)
+
+
+@pytest.mark.slow
+def test_an_upgrade_keeps_a_live_loops_pin_unless_it_changes_code_and_then_only_with_force(clone, tmp_path):
+    """The pin a live loop recorded survives an upgrade that changes nothing; a changing upgrade is refused
+    while the loop is live (naming it), and with --force changes the pin, which stops the loop at its next
+    wakeup (evaluator-digest-changed, whose row says to let loops finish first)."""
+    home = tmp_path / "home"
+    skill = home / "skills" / SKILL
+    assert install(clone, "--codex-home", str(home)).returncode == 0
+    pinned = private_pin(skill, tmp_path)
+    loop = a_live_loop("fedcba9876543210fedcba9876543210")
+    try:
+        unchanged = install(clone, "--codex-home", str(home), "--upgrade")
+        assert unchanged.returncode == 0 and "nothing changed" in unchanged.stdout, unchanged.stderr
+        assert private_pin(skill, tmp_path) == pinned
+        source = tmp_path / "source"
+        subprocess.run(["git", "clone", "-q", str(clone), str(source)], check=True)
+        policy = source / "evaluator" / "policy.py"
+        policy.write_text(policy.read_text() + "\n# a new release\n")
+        refused = install(source, "--codex-home", str(home), "--upgrade")
+        assert refused.returncode == 1 and loop.name in refused.stderr and "--force" in refused.stderr
+        assert private_pin(skill, tmp_path) == pinned  # nothing was touched
+        forced = install(source, "--codex-home", str(home), "--upgrade", "--force")
+        assert forced.returncode == 0, forced.stderr
+        assert private_pin(skill, tmp_path) != pinned
+    finally:
+        shutil.rmtree(loop)
+    from act import steps  # the stop's words, as the hands give them
+
+    said = steps.render(steps.WAKEUP["state-inconsistency"])
+    assert "`evaluator-digest-changed`" in said and "wait until every loop has finished or been stopped" in said
+
+
+def test_installing_warns_about_a_copy_codex_reads_in_the_other_skills_location(clone, tmp_path):
+    other = Path(os.environ["HOME"]) / ".agents" / "skills" / SKILL
+    other.mkdir(parents=True)
+    (other / "SKILL.md").write_text("---\nname: github-codex-pr-loop\n---\n")
+    try:
+        result = install(clone, "--codex-home", str(tmp_path / "codex"))
+        assert result.returncode == 0, result.stderr
+        assert f"warning: {other} holds another copy of the skill" in result.stderr
+        assert "lists the skill twice" in result.stderr
+    finally:
+        shutil.rmtree(other.parent.parent)
