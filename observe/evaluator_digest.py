@@ -164,12 +164,13 @@ def environment_files(lock: Path, search_path: Sequence[str], private: Path | No
     Each distribution is the first one ``importlib.metadata`` finds on
     ``search_path`` under its name (as the scripts' dependency check finds it)
     and must carry the pinned version and a ``RECORD``. Every file RECORD
-    lists must exist and, where RECORD gives a hash, match it
-    (``environment-file-missing``, ``environment-file-modified``). Files
-    RECORD lists without a hash (bytecode pip compiled, RECORD itself) and
-    files it does not list but Python could load for the distribution
-    (``_unlisted_files``: bytecode written later, a planted module) are
-    pinned by their content: a change to any of them changes the digest.
+    lists with a hash must exist and match it (``environment-file-missing``,
+    ``environment-file-modified``), and is pinned by its content; so is every
+    file RECORD does not list but Python could load for the distribution
+    (``_unlisted_files``: a planted module). Cached bytecode, listed or not,
+    is pinned by the code after its header (``_bytecode_sha256``), so an
+    identical rebuild keeps the pin. Not pinned: RECORD itself, files outside
+    the site directory (console scripts), listed bytecode that is gone.
 
     Every directory of ``search_path`` inside ``private`` (the skill's private
     environment) must hold exactly the files the RECORDs of the locked
@@ -271,7 +272,7 @@ def _refuse_unlisted(directory: Path, listed: set[str]) -> None:
         if relative not in listed and relative not in parents:
             message = (
                 f"{relative} is in the skill's private environment ({directory}) but in no RECORD of a "
-                "distribution requirements-runtime.lock names; remove it or reinstall the skill"
+                "distribution requirements-runtime.lock names; remove it or rebuild the environment"
             )
             raise DigestError("environment-file-unlisted", message)
 
@@ -359,7 +360,7 @@ def _verified_sha256(site: Path, path: str, name: str, expected: tuple[str, str]
     if expected is not None:
         actual = (other or content).digest()
         if base64.urlsafe_b64encode(actual).rstrip(b"=").decode("ascii") != expected[1]:
-            message = f"{name}: {path} differs from its RECORD (at {site}); reinstall the skill"
+            message = f"{name}: {path} differs from its RECORD (at {site}); rebuild the skill's environment"
             raise DigestError("environment-file-modified", message)
     return content.digest()
 

@@ -427,6 +427,7 @@ def test_an_upgrade_keeps_a_live_loops_pin_unless_it_changes_code_and_then_only_
     assert "`evaluator-digest-changed`" in said and "wait until every loop has finished or been stopped" in said
 
 
+@pytest.mark.slow
 def test_installing_warns_about_a_copy_codex_reads_in_the_other_skills_location(clone, tmp_path):
     other = Path(os.environ["HOME"]) / ".agents" / "skills" / SKILL
     other.mkdir(parents=True)
