@@ -135,11 +135,21 @@ def ensure(root: Path = ROOT, *, rebuild: bool = False, force: bool = False, pac
         return False
     if not force:
         refuse_if_loops_live("building a new private environment")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.build-", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.build-", dir=target.parent))
+    except OSError as error:  # a sandbox that keeps the data directory read-only, a full disk
+        raise BuildError(
+            "environment-build-failed",
+            f"cannot write in {target.parent} ({error.strerror}): run this command where that directory is "
+            "writable (outside a sandbox that makes it read-only), or set XDG_DATA_HOME to a writable directory "
+            "for every command of the skill",
+        ) from None
     try:
         _build(root, staging, target, requirements, packages_from)
         _place(staging, target)
+    except OSError as error:
+        raise BuildError("environment-build-failed", f"cannot build in {target.parent}: {error}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     _run([str(target / "bin" / "python"), "-I", "-B", str(root / "scripts" / "evaluate_state.py"), "--help"],

@@ -153,3 +153,33 @@ def test_copies_without_symlinks_run_with_the_same_environment(
         [str(plain / "scripts" / "loop"), "--help"], env=world, capture_output=True, text=True, timeout=300
     )
     assert launcher.returncode == 0 and launcher.stdout.startswith("usage: loop.py"), launcher.stderr
+
+
+# -- the environment builder's refusals (no network, nothing built) -----------------------------------
+
+
+def builder(tmp_path: Path, root: Path = ROOT, **environ: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"), **environ}
+    command = [sys.executable, str(root / "scripts" / "environment.py")]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_builder_says_so_when_it_cannot_write_its_data_directory(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")  # what a sandbox that keeps the directory unwritable looks like to mkdir
+    refused = builder(tmp_path, XDG_DATA_HOME=str(tmp_path / "a-file"))
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    [error] = json.loads(refused.stdout)["errors"]
+    assert error["code"] == "environment-build-failed" and "cannot write in" in error["message"]
+
+
+def test_the_builder_refuses_a_lock_without_hashes(tmp_path: Path) -> None:
+    skill = tmp_path / "skill"
+    shutil.copytree(SKILL, skill)
+    (skill / "requirements-runtime.lock").write_text("six==1.17.0\n")
+    refused = builder(tmp_path, skill, XDG_DATA_HOME=str(tmp_path / "data"))
+    assert refused.returncode == 1
+    [error] = json.loads(refused.stdout)["errors"]
+    assert error["code"] == "environment-build-failed" and "six==1.17.0 is not name==version with hashes" in error[
+        "message"
+    ]
+    assert not (tmp_path / "data").exists()
