@@ -9,11 +9,15 @@ now looks for a user's skills; with ``--project DIR`` to the repository-local
 Codex setups, which read ``$CODEX_HOME/skills``) to
 ``DIR/skills/github-codex-pr-loop``. Only the runtime parts are copied
 (RUNTIME_FILES, RUNTIME_DIRECTORIES and the packages the scripts load). The
-skill gets a private environment, ``.venv`` inside it, holding exactly
-requirements-runtime.lock; the scripts re-execute into it, so nothing needs
-activating. ``.install-record.json`` records the SHA-256 of every installed
-file; upgrade and uninstall refuse a modified install unless ``--force``.
-An upgrade is built and checked beside the old install, then swapped in.
+skill's private environment, holding exactly requirements-runtime.lock, is
+the one every copy of the skill shares (scripts/environment.py builds it, in
+``$XDG_DATA_HOME/github-codex-pr-loop/env/<lock SHA-256>``): the scripts
+re-execute into it, so nothing needs activating, and one that exists is
+kept. ``.install-record.json`` records the SHA-256 of every installed file;
+upgrade and uninstall refuse a modified install unless ``--force``. An
+upgrade that changes nothing changes nothing; one that changes files
+refuses while a loop is live (naming the loops), unless ``--force``, and is
+built and checked beside the old install, then swapped in.
 
 ``--python-env-from current`` (tests, offline machines) copies the locked
 distributions of the installing interpreter into the private environment
@@ -35,14 +39,16 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 SKILL_NAME = "github-codex-pr-loop"
 SOURCE = Path(__file__).resolve().parent
 RUNTIME_FILES = ("SKILL.md", "LICENSE", "requirements-runtime.lock")
 RUNTIME_DIRECTORIES = ("agents", "scripts", "references")
 RECORD = ".install-record.json"
-PRIVATE_ENV = ".venv"
-RECORD_FORMAT = 1
+# Where installs before the shared environment kept theirs: ignored when an old install is upgraded or removed.
+OLD_PRIVATE_ENV = ".venv"
+RECORD_FORMAT = 2
 _SKIPPED = ("__pycache__",)
 
 
@@ -62,12 +68,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     target = _target(args)
     try:
+        if not args.uninstall:
+            warn_about_other_copies(target)
         if args.uninstall:
             uninstall(target, force=args.force)
             print(f"uninstalled {target}")
         else:
-            install(target, upgrade=args.upgrade, force=args.force, env_from=args.python_env_from)
-            print(f"installed {target}")
+            changed = install(target, upgrade=args.upgrade, force=args.force, env_from=args.python_env_from)
+            print(f"installed {target}" if changed else f"{target} already holds this version: nothing changed")
     except InstallError as error:
         print(f"install.py: {error}", file=sys.stderr)
         return 1
@@ -110,7 +118,9 @@ def _parser() -> argparse.ArgumentParser:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--upgrade", action="store_true", help="replace an existing install")
     what.add_argument("--uninstall", action="store_true", help="remove exactly what was installed")
-    parser.add_argument("--force", action="store_true", help="upgrade or uninstall even a modified install")
+    parser.add_argument(
+        "--force", action="store_true", help="upgrade or uninstall even a modified install, or while a loop is live"
+    )
     parser.add_argument(
         "--python-env-from",
         choices=["download", "current"],
@@ -118,6 +128,26 @@ def _parser() -> argparse.ArgumentParser:
         help="where the private environment's packages come from: pip (default) or this interpreter (offline)",
     )
     return parser
+
+
+def skill_locations(environ: dict[str, str] | None = None) -> list[Path]:
+    """Where Codex looks for a user's skills: ``~/.agents/skills``, and the older ``$CODEX_HOME/skills``."""
+    environ = dict(os.environ) if environ is None else environ
+    codex_home = Path(environ.get("CODEX_HOME") or Path.home() / ".codex").expanduser()
+    return [Path.home().expanduser().resolve() / ".agents" / "skills", codex_home.resolve() / "skills"]
+
+
+def warn_about_other_copies(target: Path) -> None:
+    """Name any other copy of the skill Codex would also list (it then shows the skill twice)."""
+    for location in skill_locations():
+        other = location / SKILL_NAME
+        if other != target and (other / "SKILL.md").exists():
+            print(
+                f"install.py: warning: {other} holds another copy of the skill; Codex reads both places and "
+                f"lists the skill twice: remove one (`python install.py --uninstall` with the options that "
+                f"installed it)",
+                file=sys.stderr,
+            )
 
 
 def _target(args: argparse.Namespace) -> Path:
@@ -178,20 +208,27 @@ def file_sha256(path: Path) -> str:
 # --- install, upgrade, uninstall ---------------------------------------------
 
 
-def install(target: Path, *, upgrade: bool, force: bool, env_from: str) -> None:
+def install(target: Path, *, upgrade: bool, force: bool, env_from: str) -> bool:
+    """Install or upgrade; False when an upgrade finds the install already identical (then nothing is touched)."""
     if target.exists() or target.is_symlink():
         if not upgrade:
             raise InstallError(f"{target} exists; use --upgrade to replace it or --uninstall to remove it")
-        check_unmodified(target, force=force)
+        record = check_unmodified(target, force=force)
+        builder = environment_builder()
+        current = {relative: file_sha256(SOURCE / relative) for relative in runtime_files()}
+        environment = builder.private_environment(SOURCE) / "bin" / "python"
+        if record.get("files") == current == _installed_files(target) and environment.exists():
+            return False
+        if not force:
+            _refuse_if_loops_live(builder, f"upgrading {target}")
     elif upgrade:
         raise InstallError(f"nothing to upgrade at {target}")
     fresh = not target.exists()
+    _ensure_environment(force=force, env_from=env_from)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{SKILL_NAME}.new-", dir=target.parent))
     try:
-        _build(staging, env_from)
-        # The self-check runs where the skill will live (the private
-        # environment is found from where its interpreter is).
+        _build(staging)
         if fresh:
             os.rename(staging, target)
         else:
@@ -207,9 +244,36 @@ def install(target: Path, *, upgrade: bool, force: bool, env_from: str) -> None:
             raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    return True
 
 
-def _build(staging: Path, env_from: str) -> None:
+def environment_builder() -> Any:
+    """scripts/environment.py of the source, compiled from its source (install.py imports no skill code)."""
+    import types
+
+    module = types.ModuleType("environment")
+    module.__file__ = str(SOURCE / "scripts" / "environment.py")
+    exec(compile(Path(module.__file__).read_bytes(), module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def _refuse_if_loops_live(builder: Any, action: str) -> None:
+    try:
+        builder.refuse_if_loops_live(action)
+    except builder.BuildError as error:
+        raise InstallError(f"{error.message}") from None
+
+
+def _ensure_environment(*, force: bool, env_from: str) -> None:
+    """The shared private environment for this lock: kept when it exists, else built (refused while loops live)."""
+    builder = environment_builder()
+    try:
+        builder.ensure(SOURCE, force=force, packages_from=env_from)
+    except builder.BuildError as error:
+        raise InstallError(f"{error.code}: {error.message}") from None
+
+
+def _build(staging: Path) -> None:
     files = runtime_files()
     progress(f"copying {len(files)} files")
     for relative in files:
@@ -218,18 +282,12 @@ def _build(staging: Path, env_from: str) -> None:
         shutil.copyfile(SOURCE / relative, destination)
         if (SOURCE / relative).stat().st_mode & stat.S_IXUSR:  # the launcher (scripts/loop) runs as a program
             destination.chmod(0o755)
-    lock = pinned_requirements(SOURCE / "requirements-runtime.lock")
-    make_private_environment(staging / PRIVATE_ENV, lock, env_from)
+    environment = environment_builder().private_environment(SOURCE)
     record = {
         "format": RECORD_FORMAT,
         "skill": SKILL_NAME,
         "files": {relative: file_sha256(staging / relative) for relative in files},
-        "private_environment": {
-            "directory": PRIVATE_ENV,
-            "python": ".".join(map(str, sys.version_info[:3])),
-            "packages_from": env_from,
-            "requirements": lock,
-        },
+        "private_environment": str(environment),
     }
     (staging / RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
@@ -238,7 +296,7 @@ def uninstall(target: Path, *, force: bool) -> None:
     record = check_unmodified(target, force=force)
     for relative in record.get("files", {}):
         (target / relative).unlink(missing_ok=True)
-    shutil.rmtree(target / PRIVATE_ENV, ignore_errors=True)
+    shutil.rmtree(target / OLD_PRIVATE_ENV, ignore_errors=True)
     (target / RECORD).unlink(missing_ok=True)
     for here, _subdirectories, _names in sorted(os.walk(target), key=lambda entry: -len(entry[0])):
         if not os.listdir(here):
@@ -246,6 +304,9 @@ def uninstall(target: Path, *, force: bool) -> None:
     if target.exists():
         left = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if not p.is_dir())
         print(f"left in place (not installed by install.py): {', '.join(left)}", file=sys.stderr)
+    environment = record.get("private_environment")
+    if isinstance(environment, str):
+        print(f"the private environment {environment} stays: other copies of the skill share it", file=sys.stderr)
 
 
 def check_unmodified(target: Path, *, force: bool) -> dict:
@@ -262,13 +323,24 @@ def check_unmodified(target: Path, *, force: bool) -> dict:
     present = {
         p.relative_to(target).as_posix()
         for p in target.rglob("*")
-        if not p.is_dir() and p.relative_to(target).parts[0] not in (PRIVATE_ENV, RECORD)
+        if not p.is_dir() and p.relative_to(target).parts[0] not in (OLD_PRIVATE_ENV, RECORD)
     }
     added = sorted(present - set(files))
     if (changed or added) and not force:
         detail = ", ".join(sorted(changed) + [f"{name} (added)" for name in added])
         raise InstallError(f"{target} was modified since it was installed: {detail} (--force to go on)")
     return record
+
+
+def _installed_files(target: Path) -> dict[str, str]:
+    """What ``target`` holds now (its record and an old private environment aside): relative path -> SHA-256."""
+    found = {}
+    for path in sorted(target.rglob("*")):
+        relative = path.relative_to(target)
+        if relative.parts[0] in (OLD_PRIVATE_ENV, RECORD) or path.is_dir():
+            continue
+        found[relative.as_posix()] = file_sha256(path) if _plain_file(path) else "not a plain file"
+    return found
 
 
 def _matches(path: Path, digest: str) -> bool:
@@ -288,97 +360,6 @@ def _swap(first: Path, second: Path) -> None:
     os.rename(second, aside)
     os.rename(first, second)
     os.rename(aside, first)
-
-
-# --- the private environment -------------------------------------------------
-
-
-def pinned_requirements(lock: Path) -> list[str]:
-    lines = [line.strip() for line in lock.read_text(encoding="utf-8").splitlines()]
-    requirements = [line for line in lines if line and not line.startswith("#")]
-    if not requirements or not all("==" in line for line in requirements):
-        raise InstallError(f"{lock} must pin every requirement exactly (name==version)")
-    return requirements
-
-
-def make_private_environment(directory: Path, requirements: list[str], env_from: str) -> None:
-    """A virtual environment whose site-packages holds the locked distributions and nothing else.
-
-    The evaluator pin refuses any file there that no locked RECORD lists
-    (references/automation-registry.md#the-private-environment), so neither
-    pip nor a ``.pth`` pointing elsewhere may stay behind.
-    """
-    if env_from == "current":
-        _check_current_environment(requirements)
-        _run([sys.executable, "-m", "venv", "--without-pip", str(directory)], "creating the private environment")
-        _copy_current_distributions(requirements, _site_packages(directory))
-        return
-    _run([sys.executable, "-m", "venv", str(directory)], "creating the private environment")
-    python = str(directory / "bin" / "python")
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
-        handle.write("\n".join(requirements) + "\n")
-    try:
-        pip = [python, "-m", "pip", "--disable-pip-version-check", "--no-input"]
-        # pip compiles the packages' bytecode here, once: the scripts write none (-B) but read it, and the
-        # private environment is outside the pinned code directories (compiling the HTTP stack on every
-        # collector run would cost more than the collector's own work).
-        _run([*pip, "install", "--no-deps", "--only-binary", ":all:", "-r", handle.name], "pip install")
-        _run([*pip, "check"], "pip check")
-        # pip (and the setuptools venv adds before Python 3.12) was only the tool: it is not locked.
-        _run([*pip, "uninstall", "--yes", "pip", "setuptools"], "removing pip from the private environment")
-    finally:
-        os.unlink(handle.name)
-
-
-def _copy_current_distributions(requirements: list[str], site_packages: Path) -> None:
-    """Copy each locked distribution's files, as its RECORD lists them, from this interpreter.
-
-    Modification times are kept, so the bytecode pip compiled still matches its
-    source; files RECORD places outside the site directory (console scripts)
-    land at the same place relative to the new one.
-    """
-    from importlib.metadata import distribution
-
-    for requirement in requirements:
-        found = distribution(requirement.partition("==")[0])
-        for listed in found.files or []:
-            target = Path(os.path.normpath(site_packages / str(listed)))
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(Path(str(found.locate_file(listed))), target)
-            except OSError as error:
-                raise InstallError(f"cannot copy {requirement}'s {listed}: {error.strerror}") from error
-
-
-def _check_current_environment(requirements: list[str]) -> None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    wrong = []
-    for requirement in requirements:
-        name, _, pinned = requirement.partition("==")
-        try:
-            found = version(name)
-        except PackageNotFoundError:
-            found = "none"
-        if found != pinned:
-            wrong.append(f"{requirement} (found {found})")
-    if wrong:
-        raise InstallError(f"this interpreter does not hold the pinned packages: {', '.join(wrong)}")
-
-
-def _site_packages(directory: Path) -> Path:
-    found = list((directory / "lib").glob("python3*/site-packages"))
-    if len(found) != 1:
-        raise InstallError(f"cannot find the site-packages of {directory}")
-    return found[0]
-
-
-def _run(argv: list[str], what: str) -> None:
-    progress(what)
-    result = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        output = (result.stderr or result.stdout).strip()[-2000:]
-        raise InstallError(f"{what} failed (exit {result.returncode}): {output}")
 
 
 # --- the self-check ----------------------------------------------------------

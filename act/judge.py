@@ -2,9 +2,10 @@
 
 The evaluator is the only judge; the hands never import its checks to decide.
 Each call starts ``scripts/evaluate_state.py`` exactly as that script would
-re-execute itself: the skill's private interpreter (``.venv``, else this one)
-with ``-I -B`` (no PYTHONPATH, no user site, no script directory on the path,
-no bytecode written). The script sees it already runs so and goes straight to
+re-execute itself: this interpreter, which is already the skill's private
+environment whenever it has one (the hands re-executed into it), with
+``-I -B`` (no PYTHONPATH, no user site, no script directory on the path, no
+bytecode written). The script sees it already runs so and goes straight to
 its pinned source loader (scripts/isolation.py), so one judgement is one
 interpreter, never two (references/automation-registry.md). The document goes
 in on standard input as canonical JSON; the one JSON line that comes out is
@@ -31,8 +32,6 @@ from evaluator.canonical import canonical_bytes
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 EVALUATOR = PROJECT_ROOT / "scripts" / "evaluate_state.py"
-# The interpreter the script re-executes into (the same rule as in the script itself).
-_PRIVATE = PROJECT_ROOT / ".venv" / "bin" / "python"
 TIMEOUT_SECONDS = 300
 
 
@@ -56,8 +55,7 @@ def command(
     check: str, *, approved_hash: str | None = None, now: str | None = None, risk_acceptance: str | None = None
 ) -> list[str]:
     """The evaluator's command line, already as isolated as the script makes itself (so it does not re-execute)."""
-    python = str(_PRIVATE) if os.path.exists(_PRIVATE) else sys.executable
-    argv = [python, "-I", "-B", os.path.realpath(EVALUATOR), f"--{check}", "-"]
+    argv = [sys.executable, "-I", "-B", os.path.realpath(EVALUATOR), f"--{check}", "-"]
     if approved_hash is not None:
         argv += ["--approved-hash", approved_hash]
     if now is not None:

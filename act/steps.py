@@ -125,7 +125,9 @@ WAKEUP: dict[ActionName, tuple[Step, ...]] = {
         Do(
             "tell",
             "no write at all: tell the person the `reasons` and that they must fix the drift or delete the "
-            "automation themselves (`user_must_delete_automation`)",
+            "automation themselves (`user_must_delete_automation`); `evaluator-digest-changed` means the skill's "
+            "code or packages changed since the loop began (an upgrade or an edit): this loop cannot go on, and "
+            "the next upgrade should wait until every loop has finished or been stopped",
         ),
     ),
     "report": (Do("tell", "report-only: print the classification and the gates"),),

@@ -127,10 +127,13 @@ def bytecode_files(directory: Path) -> int:
 def pinned_distributions() -> list[tuple[str, str]]:
     """(name, version) of the runtime lock's distributions and of the floor's (pydantic and what it needs)."""
     pins = {}
+    floor = {name.lower().replace("_", "-") for name in FLOOR_DISTRIBUTIONS}
     for lock in (RUNTIME_LOCK, FULL_LOCK):
         for line in lock.read_text(encoding="utf-8").splitlines():
-            name, _, version = line.strip().partition("==")
-            if version and not line.startswith("#") and (lock is RUNTIME_LOCK or name in FLOOR_DISTRIBUTIONS):
+            # A requirement line starts with name==version; its --hash lines follow, indented.
+            name, _, version = (line.split() or [""])[0].partition("==")
+            in_floor = name.lower().replace("_", "-") in floor
+            if version and not line.startswith("#") and (lock is RUNTIME_LOCK or in_floor):
                 pins[name] = version
     return sorted(pins.items())
 

@@ -141,7 +141,11 @@ _CHECK_GITHUB = (
     "check GitHub's status and the network route (--https-proxy, --ca-file), then run the same command again"
 )
 _FIX_CONFIG = "remove that setting from the repository's git configuration (git config --unset ...), then run again"
-_REINSTALL = "reinstall the skill (python install.py from its repository), which rebuilds its code and environment"
+_REINSTALL = "reinstall the skill (python install.py --upgrade from its repository, or the plugin): restores the code"
+# The private environment is shared by every copy of the skill: rebuilt by the builder each copy carries.
+_REBUILD = (
+    "once no loop is live, rebuild the skill's private environment: python3 <skill>/scripts/environment.py --rebuild"
+)
 NEXT_STEPS: Mapping[str, str] = {
     "github-token-missing": (
         "log in with `gh auth login` (then pass gh's absolute path with --gh PATH if it is not /usr/bin/gh), or set "
@@ -217,12 +221,12 @@ NEXT_STEPS: Mapping[str, str] = {
     "evaluator-digest-failed": _REINSTALL,
     "evaluator-compiled-code-present": "remove the __pycache__ folders and compiled files from the skill's code, or "
     + _REINSTALL,
-    "environment-distribution-missing": _REINSTALL,
-    "environment-record-invalid": _REINSTALL,
-    "environment-file-missing": _REINSTALL,
-    "environment-file-modified": _REINSTALL,
+    "environment-distribution-missing": _REBUILD,
+    "environment-record-invalid": _REBUILD,
+    "environment-file-missing": _REBUILD,
+    "environment-file-modified": _REBUILD,
     "environment-file-unlisted": (
-        "remove the named file from the skill's .venv (never `pip install` into it), or " + _REINSTALL
+        "remove the named file from the skill's private environment (never `pip install` into it), or " + _REBUILD
     ),
     "document-invalid": "pass the document exactly as the skill wrote it",
     "checkpoint-invalid": "pass the prompt document that --prompt accepted (the state directory's prompt.json)",

@@ -39,6 +39,7 @@ import importlib.metadata
 import os
 import sys
 from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import Path
 
 from observe.errors import DIGEST_CODES, ObserveError
@@ -55,8 +56,13 @@ _LOADABLE_NON_SOURCE = (".pyc", ".pyo", ".so", ".pyd", ".dylib")
 _CHUNK = 1 << 20
 # The distributions the scripts load: exactly those this lock names, at its versions.
 RUNTIME_LOCK = "requirements-runtime.lock"
-# The skill's private environment (install.py makes it; the scripts re-execute into it).
-PRIVATE_ENVIRONMENT = ".venv"
+# Where the skill's private environment lives (scripts/environment.py builds it; the scripts re-execute into
+# it): scripts/isolation.py's rule, restated here because the pin is never computed by code it pins through
+# an import of the scripts (a test checks both agree).
+APP = "github-codex-pr-loop"
+# A bytecode file's header: magic, flags, then the source's modification time and size (or its hash). What
+# runs is the code object after it; the header only says whether Python may use it instead of the source.
+_PYC_HEADER = 16
 # RECORD hashes this module can check (hashlib's guaranteed algorithms, less the broken ones).
 _RECORD_ALGORITHMS = frozenset(hashlib.algorithms_guaranteed) - {"md5", "sha1"}
 
@@ -102,8 +108,21 @@ def evaluator_sha256(project_root: Path, search_path: Sequence[str] | None = Non
     base = Path(project_root).resolve(strict=True)
     entries = code_files(base)
     path = sys.path if search_path is None else search_path
-    entries.update(environment_files(base / RUNTIME_LOCK, path, base / PRIVATE_ENVIRONMENT))
+    entries.update(environment_files(base / RUNTIME_LOCK, path, private_environment(base)))
     return _digest(entries)
+
+
+def private_environment(project_root: Path, environ: dict[str, str] | None = None) -> Path | None:
+    """``$XDG_DATA_HOME/github-codex-pr-loop/env/<SHA-256 of the runtime lock>`` (None: the lock is unreadable)."""
+    environ = dict(os.environ) if environ is None else environ
+    try:
+        digest = hashlib.sha256((Path(project_root) / RUNTIME_LOCK).read_bytes()).hexdigest()
+    except OSError:
+        return None
+    base = environ.get("XDG_DATA_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / APP / "env" / digest
 
 
 def code_sha256(project_root: Path) -> str:
@@ -145,12 +164,13 @@ def environment_files(lock: Path, search_path: Sequence[str], private: Path | No
     Each distribution is the first one ``importlib.metadata`` finds on
     ``search_path`` under its name (as the scripts' dependency check finds it)
     and must carry the pinned version and a ``RECORD``. Every file RECORD
-    lists must exist and, where RECORD gives a hash, match it
-    (``environment-file-missing``, ``environment-file-modified``). Files
-    RECORD lists without a hash (bytecode pip compiled, RECORD itself) and
-    files it does not list but Python could load for the distribution
-    (``_unlisted_files``: bytecode written later, a planted module) are
-    pinned by their content: a change to any of them changes the digest.
+    lists with a hash must exist and match it (``environment-file-missing``,
+    ``environment-file-modified``), and is pinned by its content; so is every
+    file RECORD does not list but Python could load for the distribution
+    (``_unlisted_files``: a planted module). Cached bytecode, listed or not,
+    is pinned by the code after its header (``_bytecode_sha256``), so an
+    identical rebuild keeps the pin. Not pinned: RECORD itself, files outside
+    the site directory (console scripts), listed bytecode that is gone.
 
     Every directory of ``search_path`` inside ``private`` (the skill's private
     environment) must hold exactly the files the RECORDs of the locked
@@ -169,9 +189,16 @@ def environment_files(lock: Path, search_path: Sequence[str], private: Path | No
         listed = _record(found, f"{name}=={version}")
         listed_by_site.setdefault(site, set()).update(listed)
         for path, expected in listed.items():
-            entries[f"{name}=={version}/{path}"] = _verified_sha256(site, path, expected, name)
+            if path.startswith("../"):
+                continue  # outside the site directory (a console script, made for one location): never imported
+            if expected is not None:
+                entries[f"{name}=={version}/{path}"] = _verified_sha256(site, path, name, expected)
+            elif _cached_bytecode(path) and os.path.lexists(site / path):
+                entries[f"{name}=={version}/{path}"] = _bytecode_sha256(site, path, name)
+            # else: RECORD itself, or bytecode pip compiled that is gone (the source is then compiled): not code
         for path in _unlisted_files(site, listed):
-            entries[f"{name}=={version}/{path}"] = _verified_sha256(site, path, None, name)
+            pinned = _bytecode_sha256 if _cached_bytecode(path) else partial(_verified_sha256, expected=None)
+            entries[f"{name}=={version}/{path}"] = pinned(site, path, name=name)
     if private is not None:
         for directory in _private_directories(private, search_path):
             _refuse_unlisted(directory, listed_by_site.get(directory, set()))
@@ -191,6 +218,42 @@ def _private_directories(private: Path, search_path: Sequence[str]) -> list[Path
     return found
 
 
+def _cached_bytecode(path: str) -> bool:
+    """A file of a ``__pycache__`` directory: bytecode Python reads instead of compiling the source beside it."""
+    parts = path.split("/")
+    return len(parts) >= 2 and parts[-2] == _BYTECODE_CACHE and path.endswith(".pyc")
+
+
+def _bytecode_sha256(site: Path, path: str, name: str) -> bytes:
+    """The SHA-256 of the code a bytecode file holds, after its header.
+
+    The header (the source's modification time and size) changes whenever the
+    environment is rebuilt; the code object after it is what runs, and it is
+    the same for the same source compiled by the same interpreter at the same
+    path. So an identical rebuild keeps the pin, and edited bytecode changes it.
+    """
+    target = Path(os.path.normpath(site / path))
+    if os.path.lexists(target) and not os.path.isfile(target):
+        raise DigestError("environment-file-missing", f"{name}: {path} is not a regular file (at {site})")
+    try:
+        content = target.read_bytes()
+    except OSError as error:
+        raise DigestError("environment-file-missing", f"{name}: {path} cannot be read at {site}") from error
+    return hashlib.sha256(content[_PYC_HEADER:] if len(content) > _PYC_HEADER else content).digest()
+
+
+def _with_bytecode(listed: set[str]) -> set[str]:
+    """The listed files and the bytecode this interpreter compiles for each listed source."""
+    tag = sys.implementation.cache_tag
+    compiled = set()
+    for path in listed:
+        if tag and path.endswith(".py") and not path.startswith("../"):
+            parent, _, source = path.rpartition("/")
+            cache = f"{parent}/{_BYTECODE_CACHE}" if parent else _BYTECODE_CACHE
+            compiled.add(f"{cache}/{source[: -len('.py')]}.{tag}.pyc")
+    return listed | compiled
+
+
 def _refuse_unlisted(directory: Path, listed: set[str]) -> None:
     """Refuse any file or directory under ``directory`` that no locked distribution's RECORD lists.
 
@@ -203,22 +266,24 @@ def _refuse_unlisted(directory: Path, listed: set[str]) -> None:
     empty one (Python imports it as a namespace package). Files are judged by
     name here; their content is what the pin hashes.
     """
+    listed = _with_bytecode(listed)
     parents = {parent.as_posix() for path in listed for parent in Path(path).parents}
     for relative in sorted(_walk(directory, directory, refuse_compiled=False, with_directories=True)):
         if relative not in listed and relative not in parents:
             message = (
                 f"{relative} is in the skill's private environment ({directory}) but in no RECORD of a "
-                "distribution requirements-runtime.lock names; remove it or reinstall the skill"
+                "distribution requirements-runtime.lock names; remove it or rebuild the environment"
             )
             raise DigestError("environment-file-unlisted", message)
 
 
 def _pins(lock: Path) -> list[tuple[str, str]]:
+    """Each requirement's (name, version); a line ending in a backslash goes on on the next (its ``--hash``es)."""
     try:
-        lines = lock.read_text(encoding="utf-8").splitlines()
+        lines = lock.read_text(encoding="utf-8").replace("\\\n", " ").splitlines()
     except (OSError, UnicodeDecodeError) as error:
         raise DigestError("evaluator-digest-failed", f"{lock} cannot be read: {error}") from error
-    pins = [line.strip().partition("==")[::2] for line in lines if line.strip() and not line.startswith("#")]
+    pins = [line.split()[0].partition("==")[::2] for line in lines if line.strip() and not line.startswith("#")]
     if not pins or not all(name and version for name, version in pins):
         raise DigestError("evaluator-digest-failed", f"{lock} must pin every requirement exactly (name==version)")
     return pins
@@ -276,7 +341,7 @@ def _unlisted_files(site: Path, listed: Iterable[str]) -> list[str]:
     return sorted(candidates - listed)
 
 
-def _verified_sha256(site: Path, path: str, expected: tuple[str, str] | None, name: str) -> bytes:
+def _verified_sha256(site: Path, path: str, name: str, expected: tuple[str, str] | None) -> bytes:
     """The file's SHA-256, after checking it against RECORD's hash when RECORD gives one."""
     target = Path(os.path.normpath(site / path))
     content = hashlib.sha256()
@@ -295,7 +360,7 @@ def _verified_sha256(site: Path, path: str, expected: tuple[str, str] | None, na
     if expected is not None:
         actual = (other or content).digest()
         if base64.urlsafe_b64encode(actual).rstrip(b"=").decode("ascii") != expected[1]:
-            message = f"{name}: {path} differs from its RECORD (at {site}); reinstall the skill"
+            message = f"{name}: {path} differs from its RECORD (at {site}); rebuild the skill's environment"
             raise DigestError("environment-file-modified", message)
     return content.digest()
 

@@ -66,10 +66,11 @@ class SkillFinder:
 
 MINIMUM_PYTHON = (3, 11)
 RUNTIME_LOCK = "requirements-runtime.lock"
-PRIVATE_ENVIRONMENT = ".venv"
-INSTALL_HINT = (
-    "install the skill with its private environment: from a clone of the github-codex-pr-loop "
-    "repository run `python install.py` (`--upgrade` to replace an install); see its README"
+APP = "github-codex-pr-loop"
+BUILDER = os.path.join("scripts", "environment.py")
+BUILD_HINT = (
+    "build the skill's private environment once with `python3 {builder}` (Python 3.11+; it downloads the "
+    "locked packages from PyPI, hashes checked); see the skill's README"
 )
 
 
@@ -78,18 +79,55 @@ INSTALL_HINT = (
 # older ``python3`` (macOS's is 3.9) gets one JSON line instead of a traceback.
 
 
-def launch(script, module, checks=(), errors_to="stdout"):
-    """Re-execute ``script`` isolated in the skill's ``.venv`` (or this interpreter), then ``run`` it.
+def private_environment(root):
+    """The skill's private environment: ``$XDG_DATA_HOME/github-codex-pr-loop/env/<SHA-256 of its runtime lock>``.
 
-    Under an interpreter older than ``MINIMUM_PYTHON`` with no ``.venv`` to go
-    to, or a ``.venv`` that is itself too old, one JSON line (code
+    Outside the skill's files, so any copy of the skill (a plugin install, a
+    plain copy, a clone) with the same lock shares one environment, and a copy
+    that lost its symlinks still finds it. ``XDG_DATA_HOME`` defaults to
+    ``~/.local/share`` (a relative value is ignored, as the XDG specification
+    says). None when the lock cannot be read (the dependency check says so).
+    """
+    import hashlib  # here, not at the top: a script that re-executes at once never needs it
+
+    try:
+        with open(os.path.join(root, RUNTIME_LOCK), "rb") as lock:
+            digest = hashlib.sha256(lock.read()).hexdigest()
+    except OSError:
+        return None
+    base = os.environ.get("XDG_DATA_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, APP, "env", digest)
+
+
+def build_hint(root):
+    return BUILD_HINT.format(builder=os.path.join(root, BUILDER))
+
+
+def lock_pins(text):
+    """The (name, version) of each requirement of a lock; a line ending in a backslash goes on on the next one."""
+    pins = []
+    for line in text.replace("\\\n", " ").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            pins.append(tuple(line.split()[0].partition("==")[::2]))
+    return pins
+
+
+def launch(script, module, checks=(), errors_to="stdout"):
+    """Re-execute ``script`` isolated in the skill's private environment (or this interpreter), then ``run`` it.
+
+    Under an interpreter older than ``MINIMUM_PYTHON`` with no private
+    environment to go to, or one that is itself too old, one JSON line (code
     ``python-too-old``, exit 2) says what to run instead. ``errors_to`` is the
     stream the script prints its errors on (the collector keeps standard
     output for its documents).
     """
     root = os.path.dirname(os.path.dirname(os.path.realpath(script)))
-    private = os.path.join(root, PRIVATE_ENVIRONMENT, "bin", "python")
-    target = private if os.path.exists(private) else sys.executable
+    private = private_environment(root)
+    private_python = os.path.join(private, "bin", "python") if private else ""
+    target = private_python if private_python and os.path.exists(private_python) else sys.executable
     isolated = sys.flags.isolated and sys.flags.dont_write_bytecode
     if not isolated or sys.executable != target:
         if target == sys.executable and sys.version_info[:2] < MINIMUM_PYTHON:
@@ -98,7 +136,7 @@ def launch(script, module, checks=(), errors_to="stdout"):
             os.execv(target, [target, "-I", "-B", os.path.realpath(script)] + sys.argv[1:])
         except OSError as error:  # refuse rather than run the skill's code unisolated
             problem = f"cannot re-execute {target} isolated ({error.strerror})"
-            _report("dependency-missing", problem + "; " + INSTALL_HINT, checks, errors_to)
+            _report("dependency-missing", problem + "; " + build_hint(root), checks, errors_to)
             return 2
     if sys.version_info[:2] < MINIMUM_PYTHON:
         return _too_old(script, checks, errors_to)
@@ -109,15 +147,17 @@ def _too_old(script, checks, errors_to):
     root = os.path.dirname(os.path.dirname(os.path.realpath(script)))
     found = "{}.{}".format(*sys.version_info[:2])
     needed = "{}.{}".format(*MINIMUM_PYTHON)
-    if os.path.realpath(sys.prefix) == os.path.realpath(os.path.join(root, PRIVATE_ENVIRONMENT)):
+    builder = os.path.join(root, BUILDER)
+    private = private_environment(root)
+    if private and os.path.realpath(sys.prefix) == os.path.realpath(private):
         problem = f"the skill's private environment {sys.prefix} runs Python {found}"
-        fix = "reinstall it with Python {0}+: `python{0} install.py --upgrade` from a clone of the repository"
+        fix = "rebuild it with Python {0}+: `python{0} " + builder + " --rebuild`"
     else:
         problem = f"{sys.executable} is Python {found} and the skill has no private environment"
         fix = (
             "run the script with Python {0}+ (`python{0} " + os.path.realpath(script) + "`), or "
-            "install the skill with `python{0} install.py` from a clone of the repository: its scripts then "
-            "re-execute themselves in its .venv under any python3"
+            "build the skill's private environment with `python{0} " + builder + "`: its scripts then "
+            "re-execute themselves in it under any python3"
         )
     _report("python-too-old", f"{problem}; the skill needs Python {needed}+: {fix.format(needed)}", checks, errors_to)
     return 2
@@ -150,22 +190,21 @@ def run(script, module, checks=(), errors_to=None):
                 return 2
             problem = f"the package providing {missing!r} is not installed for {sys.executable}"
     if problem is not None:
-        _report("dependency-missing", f"{problem}; {INSTALL_HINT}", checks, errors_to or "stdout")
+        _report("dependency-missing", f"{problem}; {build_hint(root)}", checks, errors_to or "stdout")
         return 2
     return entry.main()
 
 
 def dependency_problem(root):
     """What is wrong with this interpreter's packages against the skill's runtime lock, or None."""
-    private = os.path.join(root, PRIVATE_ENVIRONMENT)
-    if os.path.isdir(private) and os.path.realpath(sys.prefix) != os.path.realpath(private):
+    private = private_environment(root)
+    if private and os.path.isdir(private) and os.path.realpath(sys.prefix) != os.path.realpath(private):
         return f"the skill's private environment {private} is not the one running (python is {sys.executable})"
     try:
         with open(os.path.join(root, RUNTIME_LOCK), encoding="utf-8") as lock:
-            lines = [line.strip() for line in lock]
+            pins = lock_pins(lock.read())
     except OSError as error:
         return f"{RUNTIME_LOCK} cannot be read: {error.strerror}"
-    pins = [line.partition("==")[::2] for line in lines if line and not line.startswith("#")]
     versions = installed_versions([name for name, _ in pins])
     wrong = []
     for name, pinned in pins:

@@ -24,6 +24,11 @@ for _code_directory in CODE_DIRECTORIES:
     for _cache in sorted((ROOT / _code_directory).rglob("__pycache__")):
         shutil.rmtree(_cache, ignore_errors=True)  # another test worker may be removing it too
 
+# The skill's private environment is looked up under XDG_DATA_HOME (scripts/isolation.py): one the person
+# built for their own installs must not stand in for the interpreter under test. Nothing is ever built here;
+# a test that builds one names its own directory.
+os.environ["XDG_DATA_HOME"] = str(ROOT / ".pycache" / "no-private-environment")
+
 # Loopback servers only: never let an inherited proxy see test traffic.
 os.environ["NO_PROXY"] = "127.0.0.1,localhost"
 os.environ["no_proxy"] = "127.0.0.1,localhost"

@@ -8,15 +8,24 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import py_compile
 import random
 import re
+import runpy
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-from observe.evaluator_digest import DigestError, code_sha256, directory_digest, environment_files, evaluator_sha256
+from observe.evaluator_digest import (
+    DigestError,
+    code_sha256,
+    directory_digest,
+    environment_files,
+    evaluator_sha256,
+    private_environment,
+)
 
 DOC = Path(__file__).resolve().parent.parent / "references" / "automation-registry.md"
 
@@ -344,15 +353,54 @@ def pin_with(site: Path) -> str:
     return evaluator_sha256(ROOT, [str(site), *sys.path])
 
 
+def pinned_content(path: Path) -> bytes:
+    """What the pin holds of a file: its SHA-256, and of cached bytecode the SHA-256 of the code after the header."""
+    content = path.read_bytes()
+    return hashlib.sha256(content[16:] if path.parent.name == "__pycache__" else content).digest()
+
+
 def test_every_file_of_a_locked_distribution_is_pinned_by_content(site: Path, tmp_path: Path) -> None:
     entries = environment_files(lock(tmp_path, SIX), [str(site)])
     on_disk = {
-        f"{SIX}/{path.relative_to(site).as_posix()}": hashlib.sha256(path.read_bytes()).digest()
+        f"{SIX}/{path.relative_to(site).as_posix()}": pinned_content(path)
         for path in site.rglob("*")
         if path.is_file() and (path.name.startswith("six") or path.parent.name.startswith("six-"))
+        and path.name != "RECORD"  # the list of the files, each pinned itself: pip writes it anew each install
     }
     assert entries == on_disk
     assert f"{SIX}/six.py" in entries and any(name.endswith(".pyc") for name in entries)
+
+
+def test_a_lock_with_hashes_pins_the_same_distributions(site: Path, tmp_path: Path) -> None:
+    hashed = tmp_path / "hashed.lock"
+    hashed.write_text(f"# made by a tool\n{SIX} \\\n    --hash=sha256:{'0' * 64} \\\n    --hash=sha256:{'1' * 64}\n")
+    assert environment_files(hashed, [str(site)]) == environment_files(lock(tmp_path, SIX), [str(site)])
+
+
+def test_a_rebuild_that_compiles_the_same_bytecode_again_keeps_the_pin(site: Path) -> None:
+    """Only the header of cached bytecode (the source's time and size) changes when pip or compileall runs again."""
+    before = pin_with(site)
+    cached = site / "dateutil" / "__pycache__" / f"rrule.{sys.implementation.cache_tag}.pyc"
+    content = cached.read_bytes()
+    cached.write_bytes(content[:8] + bytes(8) + content[16:])  # another time and size: as after a rebuild
+    assert pin_with(site) == before
+    cached.write_bytes(content[:-1] + bytes([content[-1] ^ 1]))  # the code itself changed
+    assert pin_with(site) != before
+
+
+def test_bytecode_pip_listed_but_that_is_gone_is_not_required(site: Path) -> None:
+    # Without it Python compiles the pinned source; the environment builder compiles its own bytecode instead.
+    before = pin_with(site)
+    (site / "dateutil" / "__pycache__" / f"rrule.{sys.implementation.cache_tag}.pyc").unlink()
+    assert pin_with(site) != before  # one file of what runs fewer, and no refusal
+
+
+def test_files_outside_the_site_directory_are_not_pinned(site: Path, tmp_path: Path) -> None:
+    """A console script (``../../bin/NAME`` in RECORD) is written for one location and never imported."""
+    before = environment_files(lock(tmp_path, SIX), [str(site)])
+    record = next(site.glob("six-*.dist-info")) / "RECORD"
+    record.write_text(record.read_text() + "../../bin/six-tool,sha256=" + "A" * 43 + ",10\n")  # and absent
+    assert environment_files(lock(tmp_path, SIX), [str(site)]) == before
 
 
 def test_the_same_files_found_elsewhere_give_the_same_pin(site: Path) -> None:
@@ -453,17 +501,54 @@ PRIVATE_LOCK = f"# runtime\n{SIX}\n{DATEUTIL}\n"
 
 
 @pytest.fixture
-def private_project(tmp_path: Path) -> tuple[Path, Path]:
-    """A copy of the skill whose lock names six and python-dateutil, and a private
-    environment ``.venv`` holding real copies of exactly those: (project, its site-packages)."""
+def private_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A copy of the skill whose lock names six and python-dateutil, and its private environment (under
+    XDG_DATA_HOME, keyed by the lock) holding real copies of exactly those: (project, its site-packages)."""
     project = tmp_path / "skill"
     for directory in ("evaluator", "observe", "act", "scripts"):
         shutil.copytree(ROOT / directory, project / directory, ignore=shutil.ignore_patterns("__pycache__"))
     (project / "requirements-runtime.lock").write_text(PRIVATE_LOCK, encoding="utf-8")
-    site = project / ".venv" / "lib" / "python3.11" / "site-packages"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    environment = private_environment(project)
+    assert environment is not None
+    site = environment / "lib" / "python3.11" / "site-packages"
     for name in ("six", "python-dateutil"):
         copy_distribution(name, site)
     return project, site
+
+
+def test_the_private_environment_is_keyed_by_the_lock_as_the_scripts_find_it(tmp_path: Path) -> None:
+    (tmp_path / "requirements-runtime.lock").write_text(PRIVATE_LOCK, encoding="utf-8")
+    isolation = runpy.run_path(str(ROOT / "scripts" / "isolation.py"))
+    digest = hashlib.sha256(PRIVATE_LOCK.encode()).hexdigest()
+    for data_home, base in [(str(tmp_path / "d"), tmp_path / "d"), ("relative", Path.home() / ".local" / "share")]:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("XDG_DATA_HOME", data_home)
+            expected = base / "github-codex-pr-loop" / "env" / digest
+            assert private_environment(tmp_path) == expected
+            assert isolation["private_environment"](str(tmp_path)) == str(expected)
+
+
+def test_a_venv_inside_the_project_is_not_the_private_environment(private_project: tuple[Path, Path]) -> None:
+    """A developer's ``<clone>/.venv`` holds their tools too: only the locked distributions count there."""
+    project, site = private_project
+    clone_venv = project / ".venv" / "lib" / "python3.11" / "site-packages"
+    shutil.copytree(site, clone_venv)
+    (clone_venv / "brotli.py").write_bytes(b"import os\n")
+    assert evaluator_sha256(project, [str(clone_venv)]) == evaluator_sha256(project, [str(site)])
+
+
+def test_bytecode_compiled_for_a_locked_source_in_the_private_environment_is_accepted_and_pinned(
+    private_project: tuple[Path, Path],
+) -> None:
+    project, site = private_project
+    cached = site / "dateutil" / "__pycache__" / f"rrule.{sys.implementation.cache_tag}.pyc"
+    before = evaluator_sha256(project, [str(site)])
+    cached.unlink()  # the builder installs with --no-compile and compiles afterwards: RECORD does not list it
+    # Compiled under the name pip compiled it under (the builder compiles under the environment's own path).
+    compiled_as = importlib.metadata.distribution("python-dateutil").locate_file("dateutil/rrule.py")
+    py_compile.compile(str(site / "dateutil" / "rrule.py"), cfile=str(cached), dfile=str(compiled_as))
+    assert evaluator_sha256(project, [str(site)]) == before  # the same code: accepted, and the same pin
 
 
 def test_a_private_environment_of_exactly_the_locked_distributions_is_pinned_as_anywhere(
@@ -521,12 +606,14 @@ def test_only_search_path_directories_inside_the_private_environment_are_held_to
     private_project: tuple[Path, Path], tmp_path: Path
 ) -> None:
     project, site = private_project
+    environment = private_environment(project)
+    assert environment is not None
     # A directory of the private environment that is not on the path cannot be imported from.
-    (project / ".venv" / "bin").mkdir()
-    (project / ".venv" / "bin" / "brotli.py").write_bytes(b"import os\n")
+    (environment / "bin").mkdir()
+    (environment / "bin" / "brotli.py").write_bytes(b"import os\n")
     before = evaluator_sha256(project, [str(site)])
     # A second directory of the path inside the environment must hold only locked files too.
-    extra = project / ".venv" / "lib" / "extra"
+    extra = environment / "lib" / "extra"
     extra.mkdir()
     assert evaluator_sha256(project, [str(site), str(extra)]) == before
     (extra / "brotli.py").write_bytes(b"import os\n")

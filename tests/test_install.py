@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -22,14 +24,38 @@ from observe.evaluator_digest import CODE_DIRECTORIES, evaluator_sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 SKILL = "github-codex-pr-loop"
-ENTRY_POINTS = sorted(p.name for p in (ROOT / "scripts").glob("*.py") if p.name != "isolation.py")
+# The scripts that load the skill's code (the loader and the environment builder load none).
+NOT_ENTRY_POINTS = ("isolation.py", "environment.py")
+ENTRY_POINTS = sorted(p.name for p in (ROOT / "scripts").glob("*.py") if p.name not in NOT_ENTRY_POINTS)
 VALID_INITIAL = "fixtures/initial/valid/new-pr-branch-validate-commit-push.json"
 
 
-def run(argv, cwd, stdin="", python=sys.executable, timeout=180):
+def run(argv, cwd, stdin="", python=sys.executable, timeout=180, env=None):
     return subprocess.run(
-        [python, *argv], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout, check=False
+        [python, *argv], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout, check=False, env=env
     )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def homes(tmp_path_factory):
+    """This module's own HOME, CODEX_HOME, XDG_DATA_HOME (where the shared private environment is built) and
+    XDG_STATE_HOME (where the loops are), for the installs and every script they run."""
+    base = tmp_path_factory.mktemp("homes")
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("HOME", "CODEX_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+            (base / name).mkdir()
+            patch.setenv(name, str(base / name))
+        yield base
+
+
+def private_environment(skill: Path) -> Path:
+    """Where the scripts of ``skill`` find their private environment (scripts/isolation.py's rule)."""
+    found = runpy.run_path(str(ROOT / "scripts" / "isolation.py"))["private_environment"](str(skill))
+    return Path(found)
+
+
+def without_private_environment(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "XDG_DATA_HOME": str(tmp_path / "empty-data")}
 
 
 def install(clone, *args):
@@ -61,10 +87,12 @@ def a_checkout(directory: Path) -> Path:
 
 def test_only_the_runtime_parts_are_installed(installed):
     packages = {"evaluator", "observe", "act"}
-    expected = {"SKILL.md", "LICENSE", "requirements-runtime.lock", "agents", "scripts", "references", ".venv"}
+    expected = {"SKILL.md", "LICENSE", "requirements-runtime.lock", "agents", "scripts", "references"}
     assert {p.name for p in installed.iterdir()} == expected | packages | {".install-record.json"}
-    # No bytecode beside the skill's code; the private environment keeps the bytecode pip compiled.
-    assert not [p for p in installed.rglob("__pycache__") if p.relative_to(installed).parts[0] != ".venv"]
+    assert not list(installed.rglob("__pycache__"))  # no bytecode beside the skill's code
+    # The private environment is outside the installed files, where every copy of the skill finds it.
+    environment = private_environment(installed)
+    assert (environment / "bin" / "python").exists() and not environment.is_relative_to(installed)
 
 
 def test_the_record_holds_the_digest_of_every_installed_file(installed):
@@ -74,9 +102,10 @@ def test_the_record_holds_the_digest_of_every_installed_file(installed):
     on_disk = {
         p.relative_to(installed).as_posix()
         for p in installed.rglob("*")
-        if p.is_file() and p.relative_to(installed).parts[0] not in (".venv", ".install-record.json")
+        if p.is_file() and p.name != ".install-record.json"
     }
     assert set(record["files"]) == on_disk
+    assert record["private_environment"] == str(private_environment(installed))
     for relative, digest in record["files"].items():
         assert hashlib.sha256((installed / relative).read_bytes()).hexdigest() == digest
 
@@ -102,24 +131,23 @@ except DigestError as error:
 
 def private_pin(installed: Path, cwd: Path) -> str:
     """The installed skill's pin as its private interpreter computes it, or the code refusing it."""
-    python = str(installed / ".venv" / "bin" / "python")
+    python = str(private_environment(installed) / "bin" / "python")
     result = run(["-I", "-B", "-c", PIN_PROBE, str(installed)], cwd=cwd, python=python)
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
 
 
 def private_site(installed: Path) -> Path:
-    (site,) = (installed / ".venv" / "lib").glob("python3*/site-packages")
+    (site,) = (private_environment(installed) / "lib").glob("python3*/site-packages")
     return site
 
 
 def test_the_private_environment_holds_the_locked_distributions_only(installed, tmp_path):
     site = private_site(installed)
-    locked = {canonicalize_name(line.partition("==")[0]) for line in lock_lines("requirements-runtime.lock")}
+    locked = {canonicalize_name(line.partition("==")[0]) for line in requirements("requirements-runtime.lock")}
     infos = {canonicalize_name(p.name.partition("-")[0]) for p in site.glob("*.dist-info")}
     assert infos == locked and not list(site.glob("*.pth"))
-    # The same files as this interpreter's, so the same pin.
-    assert private_pin(installed, tmp_path) == evaluator_sha256(installed)
+    assert re.fullmatch("[0-9a-f]{64}", private_pin(installed, tmp_path))  # pinned, nothing refused
 
 
 def test_a_tampered_package_in_the_private_environment_is_refused_by_the_pin(installed, tmp_path):
@@ -150,7 +178,7 @@ def test_a_file_planted_in_the_private_environment_is_refused_by_the_pin(install
         if planted == "brotli.py":
             # What makes it a hole: a locked package imports it whenever it is there.
             probe = ["-I", "-B", "-c", "from httpx2 import _decoders; print(_decoders.brotli.PLANTED)"]
-            loaded = run(probe, cwd=tmp_path, python=str(installed / ".venv" / "bin" / "python"))
+            loaded = run(probe, cwd=tmp_path, python=str(private_environment(installed) / "bin" / "python"))
             assert loaded.stdout.strip() == "True", loaded.stderr
         assert private_pin(installed, tmp_path) == "environment-file-unlisted"
     finally:
@@ -172,11 +200,12 @@ def test_the_installed_launcher_runs_the_private_environment_from_another_direct
     assert launcher.stat().st_mode & 0o777 == 0o755
     traced = subprocess.run(
         ["/bin/sh", "-x", str(launcher), "list"], cwd=tmp_path, capture_output=True, text=True, timeout=180,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")},
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+             "XDG_DATA_HOME": os.environ["XDG_DATA_HOME"]},
     )  # fmt: skip
     assert traced.returncode == 0, traced.stdout + traced.stderr
     assert json.loads(traced.stdout)["loops"] == []
-    private = installed / ".venv" / "bin" / "python"
+    private = private_environment(installed) / "bin" / "python"
     assert f"+ exec {private} -I -B {installed / 'scripts' / 'loop.py'} list" in traced.stderr.splitlines()
 
 
@@ -195,8 +224,8 @@ def test_installed_scripts_run_real_commands_from_another_directory(installed, c
 
 def test_installed_scripts_run_in_the_private_environment(installed, tmp_path):
     probe = "import sys; print(sys.prefix)"
-    private = run(["-c", probe], cwd=tmp_path, python=str(installed / ".venv" / "bin" / "python"))
-    assert Path(private.stdout.strip()) == installed / ".venv"
+    private = run(["-c", probe], cwd=tmp_path, python=str(private_environment(installed) / "bin" / "python"))
+    assert Path(private.stdout.strip()) == private_environment(installed)
     bare = bare_python(tmp_path)
     result = run([str(installed / "scripts" / "evaluate_state.py"), "--initial", "-"], tmp_path, "{}", python=bare)
     assert result.returncode == 1, result.stdout + result.stderr  # rejected by the evaluator: it loaded
@@ -210,10 +239,12 @@ def test_install_upgrade_and_uninstall_are_symmetric(clone, tmp_path):
     first = install(clone, "--codex-home", str(home))
     assert first.returncode == 0 and first.stdout == f"installed {skill}\n"
     said = [line.removeprefix("install.py: ").removesuffix(" ...") for line in first.stderr.splitlines()]
-    assert said[0].startswith("copying ") and said[-1] == "checking the installed scripts from another directory"
-    assert "creating the private environment" in said  # each step as it starts: a slow pip is not a hang
+    assert any(step.startswith("copying ") for step in said)  # each step as it starts: a slow pip is not a hang
+    assert said[-1] == "checking the installed scripts from another directory"
     again = install(clone, "--codex-home", str(home))
     assert again.returncode == 1 and "--upgrade" in again.stderr
+    unchanged = install(clone, "--codex-home", str(home), "--upgrade")
+    assert unchanged.returncode == 0 and unchanged.stdout == f"{skill} already holds this version: nothing changed\n"
     (skill / "evaluator" / "policy.py").write_text("HOST = 'example.com'\n")
     refused = install(clone, "--codex-home", str(home), "--upgrade")
     assert refused.returncode == 1 and "evaluator/policy.py" in refused.stderr
@@ -252,7 +283,10 @@ def bare_python(tmp_path: Path) -> str:
 
 @pytest.mark.parametrize("script", ENTRY_POINTS)
 def test_a_missing_dependency_is_one_json_line_naming_package_and_installer(script, tmp_path):
-    result = run([str(ROOT / "scripts" / script), "--help"], cwd=tmp_path, python=bare_python(tmp_path))
+    result = run(
+        [str(ROOT / "scripts" / script), "--help"], tmp_path, python=bare_python(tmp_path),
+        env=without_private_environment(tmp_path),
+    )  # fmt: skip
     assert result.returncode == 2
     lines = (result.stdout + result.stderr).splitlines()
     assert len(lines) == 1, lines
@@ -261,19 +295,16 @@ def test_a_missing_dependency_is_one_json_line_naming_package_and_installer(scri
     [violation] = error["errors"]
     assert violation["code"] == "dependency-missing"
     assert "fasttransport==0.0.4 (missing)" in violation["message"]
-    assert "python install.py" in violation["message"]
+    assert f"`python3 {ROOT / 'scripts' / 'environment.py'}`" in violation["message"]
 
 
-@pytest.mark.slow
-def test_an_installed_skill_without_its_private_environment_says_how_to_reinstall(clone, tmp_path):
-    assert install(clone, "--codex-home", str(tmp_path)).returncode == 0
-    skill = tmp_path / "skills" / SKILL
-    shutil.rmtree(skill / ".venv")
-    argv = [str(skill / "scripts" / "evaluate_state.py"), "--state", "-"]
-    result = run(argv, cwd=tmp_path, python=bare_python(tmp_path))
+def test_an_installed_skill_without_its_private_environment_names_the_command_that_builds_it(installed, tmp_path):
+    argv = [str(installed / "scripts" / "evaluate_state.py"), "--state", "-"]
+    result = run(argv, cwd=tmp_path, python=bare_python(tmp_path), env=without_private_environment(tmp_path))
     assert result.returncode == 2
     line = json.loads(result.stdout)
     assert line["check"] == "state" and line["errors"][0]["code"] == "dependency-missing"
+    assert f"`python3 {installed / 'scripts' / 'environment.py'}`" in line["errors"][0]["message"]
 
 
 @pytest.mark.parametrize("script", ENTRY_POINTS)
@@ -301,17 +332,110 @@ def runtime_closure() -> dict[str, str]:
     return found
 
 
-def lock_lines(name: str) -> list[str]:
-    lines = (ROOT / name).read_text().splitlines()
-    return [line for line in lines if line and not line.startswith("#")]
+def lock_entries(name: str) -> list[str]:
+    """Each requirement of a lock with its hashes, as one line (a backslash continues a line)."""
+    lines = (ROOT / name).read_text().replace("\\\n", " ").splitlines()
+    return [" ".join(line.split()) for line in lines if line.strip() and not line.startswith("#")]
+
+
+def requirements(name: str) -> list[str]:
+    return [entry.split()[0] for entry in lock_entries(name)]
+
+
+@pytest.mark.parametrize("name", ["requirements-runtime.lock", "requirements.lock"])
+def test_every_requirement_of_the_locks_is_pinned_with_hashes(name):
+    entries = lock_entries(name)
+    assert entries
+    for entry in entries:
+        requirement, *options = entry.split()
+        assert re.fullmatch(r"[A-Za-z0-9._-]+==[A-Za-z0-9.+!-]+", requirement), entry
+        assert options and all(re.fullmatch(r"--hash=sha256:[0-9a-f]{64}", option) for option in options), entry
+    # Hashes for every file PyPI holds (every platform's wheels): pydantic-core alone has dozens.
+    [pydantic_core] = [entry for entry in entries if canonicalize_name(entry.partition("==")[0]) == "pydantic-core"]
+    assert pydantic_core.count("--hash=") > 20
+    assert "pip-compile --generate-hashes" in (ROOT / name).read_text()  # the header says how it was made
 
 
 def test_the_runtime_lock_is_exactly_the_runtime_closure_with_the_full_locks_versions():
-    runtime = lock_lines("requirements-runtime.lock")
-    assert set(runtime) <= set(lock_lines("requirements.lock"))
+    runtime = requirements("requirements-runtime.lock")
+    assert set(lock_entries("requirements-runtime.lock")) <= set(lock_entries("requirements.lock"))
     pinned = {canonicalize_name(line.partition("==")[0]): line.partition("==")[2] for line in runtime}
     assert pinned == runtime_closure()
 
 
 def test_no_console_scripts_bypass_the_isolated_entry_points():
     assert "scripts" not in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+# -- upgrades and live loops ---------------------------------------------------------------------------
+
+
+def a_live_loop(run_id: str = "0123456789abcdef0123456789abcdef", stage: str = "active") -> Path:
+    """A loop's state directory as `loop init` and the automation steps leave it (what `loop.py list` reads)."""
+    directory = Path(os.environ["XDG_STATE_HOME"]) / SKILL / run_id
+    directory.mkdir(parents=True, mode=0o700)
+    (directory / "intent.json").write_text(json.dumps({"repository": "o/r", "head_branch": "feature/x"}))
+    (directory / "automation.json").write_text(json.dumps({"stage": stage, "id": "loop-1"}))
+    return directory
+
+
+def test_the_environment_builder_refuses_a_new_environment_while_a_loop_is_live(installed, tmp_path):
+    loop = a_live_loop()
+    try:
+        builder = [str(installed / "scripts" / "environment.py"), "--rebuild", "--packages-from", "current"]
+        refused = run(builder, cwd=tmp_path)
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        [error] = json.loads(refused.stdout)["errors"]
+        assert error["code"] == "loops-live" and loop.name in error["message"] and "o/r feature/x" in error["message"]
+        assert "--force" in error["message"] and "finish" in error["message"]
+        (loop / "automation.json").write_text(json.dumps({"stage": "deleted"}))  # it can no longer wake
+        kept = run([str(installed / "scripts" / "environment.py")], cwd=tmp_path)
+        assert json.loads(kept.stdout)["built"] is False  # it exists: nothing to build, nothing refused
+    finally:
+        shutil.rmtree(loop)
+
+
+@pytest.mark.slow
+def test_an_upgrade_keeps_a_live_loops_pin_unless_it_changes_code_and_then_only_with_force(clone, tmp_path):
+    """The pin a live loop recorded survives an upgrade that changes nothing; a changing upgrade is refused
+    while the loop is live (naming it), and with --force changes the pin, which stops the loop at its next
+    wakeup (evaluator-digest-changed, whose row says to let loops finish first)."""
+    home = tmp_path / "home"
+    skill = home / "skills" / SKILL
+    assert install(clone, "--codex-home", str(home)).returncode == 0
+    pinned = private_pin(skill, tmp_path)
+    loop = a_live_loop("fedcba9876543210fedcba9876543210")
+    try:
+        unchanged = install(clone, "--codex-home", str(home), "--upgrade")
+        assert unchanged.returncode == 0 and "nothing changed" in unchanged.stdout, unchanged.stderr
+        assert private_pin(skill, tmp_path) == pinned
+        source = tmp_path / "source"
+        subprocess.run(["git", "clone", "-q", str(clone), str(source)], check=True)
+        policy = source / "evaluator" / "policy.py"
+        policy.write_text(policy.read_text() + "\n# a new release\n")
+        refused = install(source, "--codex-home", str(home), "--upgrade")
+        assert refused.returncode == 1 and loop.name in refused.stderr and "--force" in refused.stderr
+        assert private_pin(skill, tmp_path) == pinned  # nothing was touched
+        forced = install(source, "--codex-home", str(home), "--upgrade", "--force")
+        assert forced.returncode == 0, forced.stderr
+        assert private_pin(skill, tmp_path) != pinned
+    finally:
+        shutil.rmtree(loop)
+    from act import steps  # the stop's words, as the hands give them
+
+    said = steps.render(steps.WAKEUP["state-inconsistency"])
+    assert "`evaluator-digest-changed`" in said and "wait until every loop has finished or been stopped" in said
+
+
+@pytest.mark.slow
+def test_installing_warns_about_a_copy_codex_reads_in_the_other_skills_location(clone, tmp_path):
+    other = Path(os.environ["HOME"]) / ".agents" / "skills" / SKILL
+    other.mkdir(parents=True)
+    (other / "SKILL.md").write_text("---\nname: github-codex-pr-loop\n---\n")
+    try:
+        result = install(clone, "--codex-home", str(tmp_path / "codex"))
+        assert result.returncode == 0, result.stderr
+        assert f"warning: {other} holds another copy of the skill" in result.stderr
+        assert "lists the skill twice" in result.stderr
+    finally:
+        shutil.rmtree(other.parent.parent)

@@ -1,4 +1,4 @@
-"""The scripts under an older launcher: one JSON line, never a traceback, and the skill's .venv when it has one.
+"""The scripts under an older launcher: one JSON line, never a traceback, and the skill's private environment.
 
 macOS's ``/usr/bin/python3`` is 3.9; the skill's code needs 3.11. Each entry
 point's prologue (and scripts/isolation.py, which it compiles before
@@ -56,19 +56,42 @@ def skill(tmp_path: Path) -> Path:
     return root
 
 
-def with_private_environment(skill: Path) -> Path:
-    """The private environment install.py makes, here with this interpreter's (pinned) packages."""
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", str(skill / ".venv")], check=True, timeout=120
-    )
-    return skill / ".venv" / "bin" / "python"
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An XDG_DATA_HOME holding the private environment of this repository's runtime lock (so of every test
+    skill, which copies that lock), as scripts/environment.py builds it, here from this interpreter's pinned
+    packages: exactly the locked distributions, in a venv of the base interpreter without its site-packages,
+    whatever environment runs the tests (a venv at ``<clone>/.venv`` from a Python without the pins included)."""
+    data = tmp_path_factory.mktemp("data")
+    state = tmp_path_factory.mktemp("state")  # no live loop: the builder would refuse while one is
+    builder = [sys.executable, str(ROOT / "scripts" / "environment.py"), "--packages-from", "current"]
+    environ = {"PATH": "/usr/bin:/bin", "XDG_DATA_HOME": str(data), "XDG_STATE_HOME": str(state)}
+    completed = subprocess.run(builder, capture_output=True, text=True, env=environ, timeout=600)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return data
+
+
+def with_private_environment(skill: Path, data: Path) -> Path:
+    """Make ``data`` the skill's XDG_DATA_HOME (its environment is there): the environment's interpreter."""
+    skill.joinpath(".data").write_text(str(data))
+    found = runpy.run_path(str(ROOT / "scripts" / "isolation.py"))["private_environment"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_DATA_HOME", str(data))
+        python = Path(found(str(skill))) / "bin" / "python"
+    assert python.exists()
+    return python
+
+
+def environ(skill: Path, path: str = "/usr/bin:/bin") -> dict[str, str]:
+    """PATH, and the skill's XDG_DATA_HOME: the built environment's when the test gave one, else an empty one."""
+    marker = skill / ".data"
+    data = marker.read_text() if marker.exists() else str(skill.parent / "no-data")
+    return {"PATH": path, "XDG_DATA_HOME": data}
 
 
 def launch(python: str, skill: Path, script: str, *args: str) -> subprocess.CompletedProcess:
     command = [python, str(skill / "scripts" / script), *args]
-    return subprocess.run(
-        command, cwd=skill.parent, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=120
-    )
+    return subprocess.run(command, cwd=skill.parent, capture_output=True, text=True, env=environ(skill), timeout=120)
 
 
 @pytest.mark.parametrize("script", [*LAUNCHED, "isolation.py"])
@@ -88,15 +111,15 @@ def test_an_older_launcher_without_a_venv_gets_one_python_too_old_line(skill, py
     [error] = json.loads(line)["errors"]
     assert error["code"] == "python-too-old" and error["path"] == ""
     assert f"python3.11 {skill / 'scripts' / script}" in error["message"]
-    assert "python3.11 install.py" in error["message"]
+    assert f"python3.11 {skill / 'scripts' / 'environment.py'}" in error["message"]
     if script == "evaluate_state.py":
         assert json.loads(line)["check"] == "initial"
 
 
 @needs_older
 @pytest.mark.parametrize("python", OLDER)
-def test_an_older_launcher_re_executes_in_the_skills_venv(skill, python):
-    with_private_environment(skill)
+def test_an_older_launcher_re_executes_in_the_skills_private_environment(skill, python, built):
+    with_private_environment(skill, built)
     completed = launch(python, skill, "evaluate_state.py", "--initial", str(VALID_INITIAL))
     assert completed.returncode == 0, completed.stdout + completed.stderr
     [line] = completed.stdout.splitlines()
@@ -138,10 +161,11 @@ def test_the_installer_defaults_to_codexs_documented_skill_location(tmp_path):
 LAUNCHER_PROBE = "import sys; print(sys.executable, sys.flags.isolated, sys.flags.dont_write_bytecode)"
 
 
-def exec_line(launcher: Path, *args: str, path: str = "/usr/bin:/bin") -> str:
+def exec_line(launcher: Path, *args: str, path: str = "/usr/bin:/bin", skill: Path | None = None) -> str:
     """The command the launcher execs, from sh's own trace of its last command."""
+    skill = skill or launcher.parent.parent
     traced = subprocess.run(
-        ["/bin/sh", "-x", str(launcher), *args], capture_output=True, text=True, env={"PATH": path}, timeout=120
+        ["/bin/sh", "-x", str(launcher), *args], capture_output=True, text=True, env=environ(skill, path), timeout=120
     )
     [line] = [line for line in traced.stderr.splitlines() if line.startswith("+ exec ")]
     return line.removeprefix("+ exec ")
@@ -163,33 +187,33 @@ def test_the_launcher_is_executable_and_posix_sh():
             assert subprocess.run([shell, "-n", str(launcher)], timeout=60).returncode == 0
 
 
-def test_the_launcher_execs_the_private_environment_isolated_and_launch_goes_straight_on(skill):
-    private = with_private_environment(skill)
+def test_the_launcher_execs_the_private_environment_isolated_and_launch_goes_straight_on(skill, built):
+    private = with_private_environment(skill, built)
     argv = [str(private), "-I", "-B", str(skill / "scripts" / "loop.py"), "list", "--format", "text"]
     assert exec_line(skill / "scripts" / "loop", "list", "--format", "text") in traced_as(argv)
     # What launch() compares: it re-executes unless this is already its target, isolated, without bytecode.
     probed = subprocess.run([*argv[:3], "-c", LAUNCHER_PROBE], capture_output=True, text=True, timeout=120)
-    assert probed.stdout.split() == [os.path.join(os.path.realpath(skill), ".venv", "bin", "python"), "1", "1"]
+    assert probed.stdout.split() == [str(private), "1", "1"]
     completed = subprocess.run(
-        [str(skill / "scripts" / "loop"), "--help"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}
+        [str(skill / "scripts" / "loop"), "--help"], capture_output=True, text=True, env=environ(skill)
     )
     assert completed.returncode == 0 and completed.stdout.startswith("usage: loop.py"), completed.stderr
 
 
-def test_the_launcher_finds_the_skill_through_a_symlink_and_a_path_with_spaces(tmp_path):
+def test_the_launcher_finds_the_skill_through_a_symlink_and_a_path_with_spaces(tmp_path, built):
     skill = tmp_path / "my skills" / "github-codex-pr-loop"
     for directory in CODE_DIRECTORIES:
         shutil.copytree(ROOT / directory, skill / directory, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copyfile(ROOT / "requirements-runtime.lock", skill / "requirements-runtime.lock")
-    private = with_private_environment(skill)
+    private = with_private_environment(skill, built)
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "loop").symlink_to(skill / "scripts" / "loop")  # ~/bin/loop, an absolute link
     (tmp_path / "bin" / "again").symlink_to("loop")  # and a relative link to that link
     for name in ("loop", "again"):
         argv = [str(private), "-I", "-B", str(skill / "scripts" / "loop.py"), "--help"]
-        assert exec_line(tmp_path / "bin" / name, "--help") in traced_as(argv)
+        assert exec_line(tmp_path / "bin" / name, "--help", skill=skill) in traced_as(argv)
         completed = subprocess.run(
-            [str(tmp_path / "bin" / name), "--help"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}
+            [str(tmp_path / "bin" / name), "--help"], capture_output=True, text=True, env=environ(skill)
         )
         assert completed.returncode == 0 and completed.stdout.startswith("usage: loop.py"), completed.stderr
 
@@ -205,26 +229,25 @@ def test_the_launcher_without_a_private_environment_runs_the_first_python3_on_pa
 def test_the_launcher_without_any_interpreter_prints_one_json_line(skill, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    completed = subprocess.run(
-        ["/bin/sh", str(skill / "scripts" / "loop"), "init"], capture_output=True, text=True, env={"PATH": str(empty)}
-    )
+    command = ["/bin/sh", str(skill / "scripts" / "loop"), "init"]
+    completed = subprocess.run(command, capture_output=True, text=True, env=environ(skill, str(empty)))
     assert completed.returncode == 2 and completed.stderr == ""
     [line] = completed.stdout.splitlines()
     [error] = json.loads(line)["errors"]
     assert error["code"] == "dependency-missing" and error["path"] == ""
-    hint = runpy.run_path(str(ROOT / "scripts" / "isolation.py"))["INSTALL_HINT"]
+    hint = runpy.run_path(str(ROOT / "scripts" / "isolation.py"))["build_hint"](os.path.realpath(skill))
     assert error["message"].endswith(hint)  # the same words as every script's
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace to count the interpreters started")
-def test_one_launcher_command_is_one_interpreter_where_loop_py_is_two(skill, tmp_path):
-    with_private_environment(skill)
+def test_one_launcher_command_is_one_interpreter_where_loop_py_is_two(skill, tmp_path, built):
+    with_private_environment(skill, built)
 
     def interpreters(*command: str) -> int:
         trace = tmp_path / "trace"
         subprocess.run(
             ["strace", "-f", "-qq", "-e", "trace=execve", "-o", str(trace), *command, "--help"],
-            capture_output=True, env={"PATH": "/usr/bin:/bin"}, timeout=120, check=True,
+            capture_output=True, env=environ(skill), timeout=120, check=True,
         )  # fmt: skip
         started = re.findall(r'execve\("([^"]+)".* = 0$', trace.read_text(), re.M)
         return sum(1 for program in started if os.path.basename(program).startswith("python"))
@@ -240,9 +263,9 @@ def test_the_launcher_with_an_older_python3_on_path_gets_one_python_too_old_line
     found.mkdir()
     (found / "python3").symlink_to(python)  # macOS's python3 is 3.9
     completed = subprocess.run(
-        [str(skill / "scripts" / "loop"), "--help"], capture_output=True, text=True, env={"PATH": f"{found}:/bin"}
+        [str(skill / "scripts" / "loop"), "--help"], capture_output=True, text=True, env=environ(skill, f"{found}:/bin")
     )
     assert completed.returncode == 2 and completed.stderr == ""
     [line] = completed.stdout.splitlines()
     [error] = json.loads(line)["errors"]
-    assert error["code"] == "python-too-old" and "python3.11 install.py" in error["message"]
+    assert error["code"] == "python-too-old" and "scripts/environment.py`" in error["message"]

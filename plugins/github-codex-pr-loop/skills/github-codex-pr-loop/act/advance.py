@@ -1,0 +1,270 @@
+"""``loop.py next``: every mechanical step of the loop in one command, up to the one act that is not.
+
+The agent runs ``init``, then ``next`` until the loop is running (with
+``--approve HASH`` first, the person's reply, in approval-gated mode), and
+``next`` once at every heartbeat (``--approve HASH`` when the person replied
+to a plan since the last one: it is recorded exactly as ``approve`` records it,
+before anything else). ``next`` runs the
+same single commands references/hands.md's table gives (act/steps.py), in process and under
+the same checks, one after the other, and stops only where someone must act:
+
+- the person: approve a plan (an approval summary), or be told of a stop;
+- the agent: choose the paths of a fix (``plan-remediation --path``), edit
+  the files, pass an automation payload to Codex's tool.
+
+What it prints is that one act, and ``then``: the command to run after it
+(``loop.py next`` again), or nothing when the wakeup or the loop is over.
+Where a row stops for the agent, ``next.json`` remembers the row and the step
+to go on from, for this wakeup only; every step it goes on with re-checks
+what it depends on, as the single commands do, so a stale memory can only
+make a command refuse, never write twice.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from act import ledger, plans, statedir, steps, verdicts
+from act.command import Command, Context
+from act.errors import ActError
+from act.state_models import AutomationProgress, NextAgenda, RemediationPlan, build
+from act.vocabulary import ActionName
+
+AGENDA = "next.json"
+# Automation stages after which the bootstrap is over: the wakeups take it from there.
+_RUNNING = ("active", "delete-requested", "deleted")
+
+
+class _Stop(Exception):
+    """The one act ``next`` cannot do; ``told`` is what it prints about it."""
+
+    def __init__(self, **told: Any):
+        super().__init__(told.get("you_do", ""))
+        self.told = told
+
+
+class _Advance:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.directory = ctx.state_dir()
+        self.did: list[dict[str, Any]] = []
+        self.seen: dict[str, Any] = {}  # what the person or the agent needs from the commands run so far
+        self.again = f"`loop.py next --state-dir {self.directory.path}`"
+
+    # -- running one command, in process --------------------------------------------------
+
+    def run(self, command: str, *args: str) -> dict[str, Any]:
+        from act.cli import TABLE, parser
+
+        row: Command = next(row for row in TABLE if row.name == command)
+        parsed = parser().parse_args([command, "--state-dir", str(self.directory.path), *args])
+        try:
+            result = row.runner()(Context(self.ctx.world, parsed))
+        except ActError as error:  # the refusal names the single command that refused
+            error.details = {"refused_in": " ".join(["loop.py", command, *args]), **error.details}
+            raise
+        self.did.append(
+            {
+                "command": " ".join(["loop.py", command, *args]),
+                **{k: result[k] for k in ("action", "outcome", "plan_hash") if k in result},
+                **({"performed": [p["operation"] for p in result["performed"]]} if "performed" in result else {}),
+            }
+        )
+        for key in ("findings", "gate_unknowns", "approval_summary", "evaluation", "reasons", "action"):
+            if key in result:
+                self.seen[key] = result[key]
+        return result
+
+    # -- the agenda: where a row stopped for the agent, in this wakeup --------------------
+
+    def remember(self, row: ActionName, resume_at: int) -> None:
+        current = ledger.read_wakeup(self.directory)
+        wakeup_id = None if current is None or current.ended_at is not None else current.wakeup_id
+        agenda = build(NextAgenda, {"wakeup_id": wakeup_id, "row": row, "resume_at": resume_at})
+        self.directory.write_model(AGENDA, agenda)
+
+    def forget(self) -> None:
+        if self.directory.exists(AGENDA):
+            self.directory.file(AGENDA).unlink()
+
+    def resumable(self) -> tuple[ActionName, int] | None:
+        agenda = self.directory.read_model_optional(AGENDA, NextAgenda)
+        current = ledger.read_wakeup(self.directory)
+        if agenda is None or current is None or agenda.wakeup_id != current.wakeup_id:
+            return None
+        last = verdicts.last_action(self.directory)
+        if current.ended_at is not None:  # that wakeup is over: the next one starts afresh
+            return None
+        if last != agenda.row and last in steps.WAKEUP:  # the agent ran the row's command: its answer leads
+            return last, 0
+        return agenda.row, agenda.resume_at
+
+    # -- the bootstrap ----------------------------------------------------------------------
+
+    def bootstrap(self, automation: AutomationProgress | None) -> None:
+        if automation is None:
+            executed = self.run("execute")
+            pr_number = executed["facts"].get("pr_number")
+            if executed["next_operation"] is not None or pr_number is None:
+                raise _Stop(you_do=executed["next"], then=self.again)
+            created = self.run("automation-create", "--pr", str(pr_number))
+            raise self.tool(created, then=f"`loop.py next --state-dir {self.directory.path} --id ID`")
+        if automation.stage == "prompt-rejected":
+            raise self.tool(self.run("automation-delete"))
+        given = self.ctx.args.automation_id
+        if automation.stage == "create-requested" and given is None:
+            raise _Stop(
+                you_do="pass the id automation_update answered for the create payload (`automationId`)",
+                then=f"`loop.py next --state-dir {self.directory.path} --id ID`",
+            )
+        verified = self.run("verify-automation", *(["--id", given] if given else []))
+        if verified["outcome"] == "stub-paused":
+            verified = self.run("automation-prompt")
+        if "payload" in verified:
+            raise self.tool(verified)
+        raise _Stop(
+            you_do=f"nothing more now: the loop is live ({verified['outcome']}); end this turn",
+            then=f"at every heartbeat: {self.again}",
+        )
+
+    def tool(self, result: dict[str, Any], *, then: str | None = None) -> _Stop:
+        return _Stop(
+            you_do="pass `payload` to automation_update unchanged",
+            payload=result["payload"],
+            then=then or self.again,
+        )
+
+    # -- the wakeups --------------------------------------------------------------------------
+
+    def wakeup(self) -> None:
+        resumed = self.resumable()
+        if resumed is None:
+            key = self.ctx.args.automation_key or self._automation_key()
+            result = self.run("wakeup", "--automation-key", key)
+            resumed = (result["action"], 0)
+        self.follow(*resumed)
+
+    def _automation_key(self) -> str:
+        automation = self.directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
+        if automation is None:
+            raise ActError("automation-not-started", "this loop has no automation yet", path="/automation")
+        return automation.key
+
+    def follow(self, action: ActionName, start: int) -> None:
+        """Do the row of ``action`` from step ``start``, up to its first act that is not mechanical."""
+        row = steps.WAKEUP[action]
+        for index in range(start, len(row)):
+            step = row[index]
+            if isinstance(step, steps.Do):
+                self.act(action, index, step)
+                continue
+            if step.command == "plan-remediation":
+                result = self.plan_remediation(action, index)
+            elif step.command == "wakeup":
+                if action == "execute-finalization" and index > start:  # not again when resumed here
+                    self.after_phase_one(action, index)
+                result = self.run("wakeup", "--automation-key", self._automation_key(), "--continue")
+            elif step.command == "record-executed":
+                result = self.run("record-executed", "--plan-hash", self._pending_hash())
+            else:
+                result = self.run(step.command)
+            if "payload" in result:
+                self.remember(action, index + 2)  # past the tool call that follows
+                raise self.tool(result)
+            if step.obey:
+                self.follow(result["action"], 0)
+                return
+        self.forget()
+        raise _Stop(
+            you_do="nothing more: this wakeup is over; end this turn", then=f"at the next heartbeat: {self.again}"
+        )
+
+    def after_phase_one(self, action: ActionName, index: int) -> None:
+        """Phase two is judged on an observation made after phase one's claim, to the second.
+
+        GitHub stamps the claim in whole seconds, and a state counts as
+        settled only when observed later than that: at the real clock the
+        command waits for the next second; at a given instant
+        (``--observed-at``, which cannot move) it stops and goes on from here
+        when run again.
+        """
+        if self.ctx.world.observed_at is None:
+            time.sleep(1.05 - time.time() % 1)
+            return
+        self.remember(action, index)
+        raise _Stop(you_do="nothing: phase one is done; run this command again to go on", then=self.again, again=True)
+
+    def act(self, action: ActionName, index: int, step: steps.Do) -> None:
+        here = plans.where(self.directory, key=self._automation_key())
+        if step.act == "edit":
+            self.remember(action, index + 1)
+            pending = plans.read_pending(self.directory)
+            paths = pending.manifest.as_dict()["paths"] if isinstance(pending, RemediationPlan) else []
+            from act.execute_cli import EDIT_SAFELY
+
+            raise _Stop(
+                you_do=f"edit exactly these paths, in place: {paths}",
+                paths=paths,
+                edit_safely=EDIT_SAFELY,
+                then=self.again,
+            )
+        if step.act == "show":
+            self.forget()
+            raise _Stop(
+                you_do="show the person the approval_summary; the wakeup is over. When they reply with the full "
+                f"hash, run `loop.py next --state-dir {self.directory.path} --approve HASH` with it, exactly as "
+                "they wrote it",
+                then=f"at the next heartbeat: {self.again}",
+            )
+        if step.act in ("tell", "nothing"):
+            self.forget()
+            waiting = action == "wait"
+            raise _Stop(you_do=here.fill(step.words), then=f"at the next heartbeat: {self.again}" if waiting else None)
+
+    def plan_remediation(self, action: ActionName, index: int) -> dict[str, Any]:
+        """The one plan only the agent can make, unless the person approved it and it is rebuilt unchanged."""
+        pending = plans.read_pending(self.directory)
+        state = self.directory.read(statedir.STATE)
+        approved = plans.recorded_approval(self.directory, ("remediation",))
+        if (
+            isinstance(pending, RemediationPlan)
+            and pending.executed_at is None
+            and pending.request_key == state["request_key"]
+            and approved == pending.plan_hash
+        ):
+            return self.run("plan-remediation", "--reuse-pending")
+        self.remember(action, index)
+        raise _Stop(
+            you_do="read the findings and choose every file the fix edits; run `loop.py plan-remediation "
+            f"--state-dir {self.directory.path} --path P...` (the loop's validation commands carry over)",
+            findings=plans.bound_findings(self.directory, state),
+            then=f"{self.again}, unless plan-remediation answers await-approval: then show the person its "
+            "approval_summary; the wakeup is over",
+        )
+
+    def _pending_hash(self) -> str:
+        pending = plans.read_pending(self.directory)
+        if pending is None:
+            raise ActError("no-plan", "no plan is pending to record as executed", path="/plan")
+        return pending.plan_hash
+
+
+def run_next(ctx: Context) -> dict[str, Any]:
+    advance = _Advance(ctx)
+    try:
+        if ctx.args.approve_hash is not None:  # the person's reply first, refused exactly as `approve` refuses it
+            advance.run("approve", "--hash", ctx.args.approve_hash)
+        automation = advance.directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
+        if advance.resumable() is None and (automation is None or automation.stage not in _RUNNING):
+            advance.bootstrap(automation)
+        elif automation is not None and automation.stage == "deleted" and advance.resumable() is None:
+            raise _Stop(you_do="nothing: the loop is over (`loop.py status` says how it ended)", then=None)
+        else:
+            advance.wakeup()
+    except _Stop as stop:
+        return {"did": advance.did, "action": verdicts.last_action(advance.directory), **advance.seen, **stop.told}
+    except ActError as error:
+        error.details = {**error.details, "did": advance.did}
+        raise
+    raise AssertionError("next always stops")  # pragma: no cover

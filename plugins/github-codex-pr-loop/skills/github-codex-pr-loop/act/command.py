@@ -1,0 +1,58 @@
+"""What one subcommand of ``scripts/loop.py`` is, and what every subcommand gets.
+
+A ``Command`` is a row of the CLI's table (act/cli.py): a name, one line of
+help, a function that adds its own options (act/options.py), and the function
+that runs it and returns the result object, named ``module:function`` and
+imported only when that command runs (so ``status`` never loads the
+executor). Adding a command is adding a row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from act import statedir
+from act.errors import UsageError
+from act.sources import World
+
+HEX32 = re.compile(r"[0-9a-f]{32}")
+HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class Context:
+    world: World
+    args: argparse.Namespace
+
+    def state_dir(self, run_id: str | None = None) -> statedir.StateDir:
+        """The loop's directory: --state-dir, else the default for --run-id (or the given run id)."""
+        if self.args.state_dir:
+            directory = statedir.StateDir(Path(self.args.state_dir))
+        else:
+            run_id = self.args.run_id or run_id
+            if run_id is None:
+                raise UsageError("name the loop with --state-dir DIR or --run-id HEX")
+            directory = statedir.StateDir(statedir.default_path(run_id))
+        directory.check()
+        self.world.bind(directory)  # the route and identity init recorded, for this and every later step
+        return directory
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    summary: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: str  # "act.plans:run_init"
+
+    def runner(self) -> Callable[[Context], dict[str, Any]]:
+        """The command's function, its module imported now."""
+        module, _, function = self.run.partition(":")
+        found: Callable[[Context], dict[str, Any]] = getattr(importlib.import_module(module), function)
+        return found

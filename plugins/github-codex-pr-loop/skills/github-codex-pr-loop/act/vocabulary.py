@@ -1,0 +1,57 @@
+"""The evaluator's vocabularies, as types for the hands: its checks, its actions, its plans' operations.
+
+``ActionName`` is exactly the names of the evaluator's action registry
+(``evaluator.actions.ACTIONS``) and ``CleanupStopName`` its cleanup stops that
+carry no payload of their own; ``OperationName`` is exactly the operations its
+plan rules can require (``expected_operations`` in evaluator/rules/initial.py,
+``expected_remediation_operations`` and ``expected_finalization_operations``
+in evaluator/rules/manifests.py). They are spelled out here so that a type
+checker sees them; tests/test_verdicts.py holds each equal to its source, so
+neither can drift from the evaluator. Imports nothing.
+"""
+
+from typing import Literal
+
+CheckName = Literal["initial", "prompt", "state"]
+
+ActionName = Literal[
+    "wait",
+    "plan-remediation",
+    "plan-finalization",
+    "await-approval",
+    "claim-plan",
+    "execute-remediation",
+    "execute-finalization",
+    "finish-finalization",
+    "done",
+    "stop-pr-closed",
+    "request-timeout",
+    "stop-max-rounds",
+    "stop-recurring-finding",
+    "stop-reviewer-unavailable",
+    "state-inconsistency",
+    "report",
+]
+CleanupStopName = Literal["stop-pr-closed", "request-timeout", "stop-max-rounds", "stop-recurring-finding"]
+
+OperationName = Literal[
+    # the initial plan
+    "fetch-base",
+    "create-branch",
+    "run-validation",
+    "stage-files",
+    "commit",
+    "push",
+    "reuse-pr",
+    "create-pr",
+    "request-codex-review",
+    "bootstrap-automation",
+    # a remediation plan (with run-validation, commit, push, request-codex-review)
+    "edit-files",
+    "reply-to-codex-threads",
+    "update-automation",
+    # a finalization plan
+    "mark-draft-ready",
+    "resolve-codex-threads",
+    "delete-owned-automation",
+]

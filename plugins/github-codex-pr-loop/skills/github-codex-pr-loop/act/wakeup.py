@@ -1,0 +1,254 @@
+"""Wakeups start from the automation's own prompt; one wakeup keeps one wakeup id.
+
+``loop.py wakeup`` takes the rendered prompt (a file, standard input, or the
+owned automation's prompt read from the registry by the loop key), proves it
+is the evaluator's rendering of the checkpoint it carries, collects the state
+through the collector, runs ``--state`` and prints the action.
+
+The wakeup id: a new wakeup gets a fresh one; a wakeup that posted a claim
+continues under the same id (``wakeup --continue``), because the claim names
+it and only a claim naming this wakeup's id is "ours". The ledger
+(``wakeup.json``) makes the rule mechanical: see references/hands.md,
+"Wakeup ids".
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from act import judge, risk, sources, statedir, steps
+from act.build import recurring
+from act.command import Context
+from act.errors import ActError, UsageError
+from act.ledger import current_wakeup, end_wakeup, record_claim, record_executed, start_wakeup
+from act.plans import carried_approval, read_intent, read_pending, where
+from act.state_models import InitialPlan, RecurringPlan, RemediationPlan, Wakeup, WakeupNotes, build, updated
+from act.verdicts import PlanRemediation, StateVerdict
+from act.vocabulary import ActionName
+from evaluator import markers, policy
+from evaluator.canonical import parse_document
+from evaluator.errors import Rejected
+from evaluator.render import render_prompt
+
+_LINE_ONE, _KEY_PREFIX, _CHECKPOINT_PREFIX = (
+    line.split("{{")[0] for line in policy.AUTOMATION_PROMPT_TEMPLATE_V1.split("\n")
+)
+
+
+# --- the prompt ----------------------------------------------------------------------------
+
+
+def checkpoint_from_prompt(text: str) -> tuple[str, dict[str, Any]]:
+    """(loop key, bootstrap snapshot) from a rendered prompt, which must be exactly its own rendering."""
+    lines = text.split("\n")
+    if (
+        len(lines) != 3
+        or lines[0] != _LINE_ONE
+        or not lines[1].startswith(_KEY_PREFIX)
+        or not lines[2].startswith(_CHECKPOINT_PREFIX)
+    ):
+        raise ActError(
+            "prompt-not-rendered",
+            "the prompt is not the three lines of the loop's v1 prompt (the automation's prompt, byte for byte)",
+            path="/prompt",
+        )
+    key = lines[1][len(_KEY_PREFIX) :]
+    try:
+        boot = parse_document(lines[2][len(_CHECKPOINT_PREFIX) :].encode("utf-8"))
+    except Rejected as error:
+        raise ActError(
+            "prompt-not-rendered",
+            f"the checkpoint on the prompt's third line is not strict JSON: {error}",
+            path="/prompt",
+        ) from None
+    state = boot.get("state")
+    if not isinstance(state, dict) or not all(
+        isinstance(state.get(k), t)
+        for k, t in (("host", str), ("repository", str), ("pr_number", int), ("run_id", str))
+    ):
+        raise ActError("prompt-not-rendered", "the checkpoint carries no bootstrap state", path="/prompt")
+    expected_key = markers.automation_key(state["host"], state["repository"], state["pr_number"], state["run_id"])
+    if key != expected_key or render_prompt(key, boot) != text:
+        raise ActError(
+            "prompt-not-rendered",
+            "the prompt is not the evaluator's rendering of the checkpoint it carries (key or bytes differ)",
+            path="/prompt",
+        )
+    return key, boot
+
+
+def prompt_from_registry(world: sources.World, key: str) -> str:
+    """The prompt of the one automation that carries the loop key, read cleanly."""
+    owned = [
+        o for o in sources.registry(world) if o.record["name"] == key or (o.prompt is not None and key in o.prompt)
+    ]
+    if len(owned) != 1:
+        raise ActError(
+            "automation-not-unique",
+            f"{len(owned)} automations carry the key {key}; exactly one must. "
+            + (
+                "None does: the automation was deleted or never created, so this loop is not running; tell the "
+                "person (a new loop starts with `loop.py init`)"
+                if not owned
+                else "Tell the person, who deletes every copy but the loop's own (`loop.py status` names its id)"
+            ),
+            path="/automation_key",
+        )
+    observation = owned[0]
+    if observation.record["problem"] is not None or observation.prompt is None:
+        raise ActError(
+            "automation-prompt-unreadable",
+            f"automation {observation.record['id']} cannot be read cleanly ({observation.record['problem']})",
+            path="/automation_key",
+        )
+    return observation.prompt
+
+
+def _prompt_text(ctx: Context) -> str:
+    args = ctx.args
+    if (args.prompt_file is None) == (args.automation_key is None):
+        raise UsageError("give the prompt with --prompt-file PATH (- for standard input) or --automation-key KEY")
+    if args.automation_key is not None:
+        return prompt_from_registry(ctx.world, args.automation_key)
+    try:
+        raw = (
+            sys.stdin.buffer.read(policy.MAX_DOCUMENT_BYTES + 1)
+            if args.prompt_file == "-"
+            else Path(args.prompt_file).read_bytes()
+        )
+    except OSError as error:
+        raise UsageError(f"cannot read --prompt-file {args.prompt_file!r}: {error.strerror}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ActError("prompt-not-rendered", "the prompt is not UTF-8", path="/prompt") from None
+
+
+def claimed_pending_plan(directory: statedir.StateDir, wakeup: Wakeup) -> RecurringPlan | None:
+    """The pending plan, when this wakeup claimed it and has not carried it out: it is embedded again."""
+    pending = read_pending(directory)
+    if pending is None or isinstance(pending, InitialPlan):
+        return None
+    claimed = {claim.plan_hash for claim in wakeup.claims}
+    return pending if pending.plan_hash in claimed and pending.plan_hash not in wakeup.executed else None
+
+
+# --- the commands -------------------------------------------------------------------------
+
+
+def run_wakeup(ctx: Context) -> dict[str, Any]:
+    key, boot = checkpoint_from_prompt(_prompt_text(ctx))
+    run_id = boot["state"]["run_id"]
+    directory = ctx.state_dir(run_id)
+    intent = read_intent(directory)
+    if intent.run_id != run_id:
+        raise ActError(
+            "run-id-mismatch",
+            f"the prompt's run {run_id} is not this state directory's run {intent.run_id}; pass the --state-dir of "
+            f"run {run_id} (`loop.py list` shows each loop's run id), or omit --state-dir to use its default",
+            path="/run_id",
+        )
+    record = current_wakeup(directory) if ctx.args.continue_wakeup else start_wakeup(directory)
+    state, notes = sources.wakeup_state(
+        ctx.world, intent.checkout, boot, record.wakeup_id, carried_approval(directory, None)
+    )
+    approved = carried_approval(directory, state["request_key"])
+    state["approved_plan_hash"] = approved  # spent once a new request has begun
+    embedded = claimed_pending_plan(directory, record) if ctx.args.continue_wakeup else None
+    if embedded is not None:
+        manifest = embedded.manifest.as_dict()
+        boundary = (
+            sources.execution_boundary(
+                ctx.world,
+                intent.checkout,
+                state["repository"],
+                risk_acceptance_sha256=manifest["execution"]["risk_acceptance_sha256"],  # the plan's own form
+            )
+            if isinstance(embedded, RemediationPlan)
+            else None
+        )
+        state = recurring.embed(state, manifest, approved_plan_hash=approved, execution_boundary=boundary)
+    verdict = judge.evaluate("state", state, risk_record=risk.record_for(directory, state))
+    if not verdict.accepted:  # a rejected state justifies nothing: it is not stored
+        end_wakeup(directory, "state-rejected")
+    result = judge.require_accepted(verdict, "the wakeup state")
+    directory.write(statedir.STATE, state)
+    directory.write_model(
+        statedir.NOTES,
+        build(WakeupNotes, {"observed_at": state["observed_at"], "request_key": state["request_key"], **notes}),
+    )
+    directory.write(statedir.LAST_RESULT, verdict.output)
+    if result.action in steps.ENDS_THE_WAKEUP:
+        end_wakeup(directory, result.action)
+    return {
+        "automation_key": key,
+        "wakeup_id": record.wakeup_id,
+        "continued": ctx.args.continue_wakeup,
+        "embedded_plan_hash": None if embedded is None else embedded.plan_hash,
+        "action": result.action,
+        "reasons": list(result.reasons),
+        "findings": notes["findings"],
+        "gate_unknowns": notes["gate_unknowns"],
+        "evaluation": verdict.output,
+        "next": _next(result, directory, key),
+    }
+
+
+def _next(result: StateVerdict, directory: statedir.StateDir, key: str) -> str:
+    action = result.action
+    pending = read_pending(directory)
+    here = where(directory, key=key)
+    if (
+        isinstance(result, PlanRemediation)
+        and isinstance(pending, RemediationPlan)
+        and pending.request_key == result.request_key
+        and pending.executed_at is None
+    ):
+        return (
+            f"a remediation plan for this request is pending ({pending.plan_hash[:8]}...): rebuild it with "
+            f"`loop.py plan-remediation --state-dir {directory.path} --reuse-pending`, or choose again: "
+            + steps.row(action, here)
+        )
+    return steps.row(action, here)
+
+
+def run_end_wakeup(ctx: Context) -> dict[str, Any]:
+    directory = ctx.state_dir()
+    ended = end_wakeup(directory, ctx.args.reason)
+    return {"wakeup": None if ended is None else ended.as_dict()}
+
+
+def _pending_hash(directory: statedir.StateDir, plan_hash: str) -> str:
+    pending = read_pending(directory)
+    if pending is None or isinstance(pending, InitialPlan) or plan_hash != pending.plan_hash:
+        raise ActError(
+            "claim-plan-not-pending", f"{plan_hash[:80]} is not the pending recurring plan's hash", path="/plan_hash"
+        )
+    return plan_hash
+
+
+def run_record_claim(ctx: Context) -> dict[str, Any]:
+    if ctx.args.comment_id is not None and ctx.args.comment_id <= 0:
+        raise UsageError("--comment-id takes the posted comment's positive id")
+    directory = ctx.state_dir()
+    plan_hash = _pending_hash(directory, ctx.args.plan_hash)
+    record = record_claim(directory, current_wakeup(directory).wakeup_id, plan_hash, ctx.args.kind, ctx.args.comment_id)
+    return {"wakeup": record.as_dict(), "next": steps.after("claim-plan", "claim", where(directory))}
+
+
+def run_record_executed(ctx: Context) -> dict[str, Any]:
+    directory = ctx.state_dir()
+    plan_hash = _pending_hash(directory, ctx.args.plan_hash)
+    if plan_hash not in {claim.plan_hash for claim in current_wakeup(directory).claims}:
+        raise ActError("claim-plan-not-pending", "this wakeup holds no claim for that plan", path="/plan_hash")
+    pending = read_pending(directory)
+    if pending is not None and not isinstance(pending, InitialPlan):  # its approval is spent
+        directory.write_model(statedir.PENDING, updated(pending, executed_at=statedir.now_text()))
+    remediation = isinstance(pending, RemediationPlan)
+    row: ActionName = "execute-remediation" if remediation else "execute-finalization"
+    return {
+        "wakeup": record_executed(directory, plan_hash).as_dict(),
+        "next": steps.after(row, "record-executed", where(directory, plan_hash=plan_hash)),
+    }
