@@ -161,6 +161,25 @@ CODEX_REVIEW_HEADING = re.compile(r"^#{1,6} (?:\S{1,2} )?Codex Review\b", re.IGN
 # the +1 reaction does (references/github-observations.md, "Clean forms").
 CODEX_CLEAN_OPENING = re.compile(r"^Codex Review: Didn't find any major issues\b", re.IGNORECASE)
 CODEX_CLEAN_TEXT = re.compile(r"\bDidn't find any major issues\b", re.IGNORECASE)
+# The clean answer worded as a task summary, as Codex writes it when the
+# request carried text after "@codex review" (it answers as a task): the reply
+# opens with a "Summary" heading and says in so many words that no major issue
+# was found. Either part alone is no clean answer.
+CODEX_TASK_SUMMARY_OPENING = re.compile(r"^(?:#{1,6} Summary\b|\*\*Summary:?\*\*)", re.IGNORECASE)
+CODEX_TASK_SUMMARY_CLEAN = re.compile(
+    r"\b(?:Didn't find any major issues|No major issues (?:were )?found)\b", re.IGNORECASE
+)
+# Findings in prose, without a priority badge: an issue comment that opens
+# with Codex's review heading, or carries the line its reviews with findings
+# carry, or ends a finding with the feedback line every Codex finding ends
+# with. A reply that reads as findings this way and says the clean text too is
+# no safe reading: it is unrecognised.
+CODEX_FINDINGS_PROSE = re.compile(r"\bHere are some automated review suggestions\b", re.IGNORECASE)
+CODEX_FINDING_FEEDBACK = re.compile(r"\bUseful\? React with \S{1,2} / \S{1,2}", re.IGNORECASE)
+# What a review request looks like, whoever posts it: a line that begins
+# "@codex review". A Codex reply about a commit the loop never asked about,
+# posted after such a request by someone else, answers that request.
+CODEX_REVIEW_TRIGGER = re.compile(r"(?m)^@codex review\b")
 
 # Replies that mean no review will come for the request: neither findings nor
 # clean. Each is (kind, variant, pattern); the kind is what the stop reports.

@@ -131,6 +131,7 @@ def test_each_reply_form_is_read_and_decided_in_one_wakeup(live, reply):
     body = body_for(reply, live.head)
     with live.reply(reply["source"], body) as reply_id:
         state, result = live.wakeup()
+    assert result["ok"] is True, result
     assert (result["action"], result["reasons"]) == (reply["wakeup"]["action"], reply["wakeup"]["reasons"]), result
     # The form the fixture names is the one the state carries.
     if reply["form"] == "unavailable":
@@ -227,3 +228,74 @@ def test_a_review_with_findings_adds_nothing_to_the_next_request(live):
     with live.reply("review", body_for(reply, live.head)):
         _, result = live.wakeup()
     assert result["review_request_body_template"] == markers.default_review_template(RUN_ID, 1)
+
+
+def test_the_clean_verdict_posted_as_a_review_counts_as_a_completed_review_of_its_commit(live):
+    body = fixture("codex/bodies.json")["clean_review"].replace("{sha10}", live.head[:10])
+    with live.reply("review", body) as reply_id:
+        young_state, young = live.wakeup()
+        _, settled = live.wakeup(at(REPLY_AT + int(policy.SUMMARY_COMPLETED_SETTLE.total_seconds())))
+    assert young_state["summary_rows"] == [
+        {"comment_id": reply_id, "content_version_at": at(REPLY_AT), "head_sha": live.head, "status": "completed"}
+    ]
+    assert young_state["responses"] == young_state["unrecognized_replies"] == []
+    assert (young["action"], young["reasons"]) == ("wait", ["codex-review-settling"])
+    assert (settled["action"], settled["reasons"]) == ("plan-finalization", ["codex-clean"])
+
+
+def test_a_clean_review_of_another_commit_is_no_clean_answer(live):
+    body = fixture("codex/bodies.json")["clean_review"].replace("{sha10}", "0badc0ffee")
+    with live.reply("review", body) as reply_id:
+        state, result = live.wakeup(at(REPLY_AT + 600))
+    # The Reviewed commit line contradicts the review's own commit: no safe reading.
+    assert [r["id"] for r in state["unrecognized_replies"]] == [reply_id]
+    assert (result["action"], result["reasons"]) == ("stop-reviewer-unavailable", ["reviewer-reply-unrecognized"])
+
+
+def test_the_summary_with_security_metadata_keeps_only_its_code_review_row(live):
+    summary = fixture("codex/bodies.json")["summary_with_security_metadata"]
+    body = summary.replace("{sha7}", live.head[:7]).replace("{sha40}", live.head)
+    assert "<!-- codex-security-review:v1 " in body and "**Security Review**" in body
+    with live.reply("issue-comment", body) as reply_id:
+        state, _ = live.wakeup()
+        _, settled = live.wakeup(at(REPLY_AT + int(policy.SUMMARY_COMPLETED_SETTLE.total_seconds())))
+    assert state["summary_rows"] == [
+        {"comment_id": reply_id, "content_version_at": at(REPLY_AT), "head_sha": live.head, "status": "completed"}
+    ]
+    assert state["responses"] == state["unrecognized_replies"] == []
+    assert (settled["action"], settled["reasons"]) == ("plan-finalization", ["codex-clean"])
+
+
+def test_a_clean_reply_about_a_commit_someone_else_asked_about_is_left_unbound(live):
+    older = git(live.world["repo"], "rev-parse", "HEAD~1")
+    clean = next(r for r in REPLIES if r["name"] == "clean-reviewed-commit")
+    with live.reply("issue-comment", "@codex review", created_at=at(120), user="human_reviewer"):
+        with live.reply("issue-comment", clean["body"].replace("{sha10}", older[:10])):
+            state, result = live.wakeup()
+    assert state["responses"] == state["unrecognized_replies"] == []
+    assert (result["action"], result["reasons"]) == ("wait", ["awaiting-codex-response"])
+
+
+def test_without_someone_elses_request_a_clean_reply_about_an_unrequested_commit_still_stops(live):
+    older = git(live.world["repo"], "rev-parse", "HEAD~1")
+    clean = next(r for r in REPLIES if r["name"] == "clean-reviewed-commit")
+    # A request posted after the reply cannot be the one it answers.
+    with live.reply("issue-comment", "@codex review", created_at=at(330), user="human_reviewer"):
+        with live.reply("issue-comment", clean["body"].replace("{sha10}", older[:10])) as reply_id:
+            state, result = live.wakeup()
+    assert [r["id"] for r in state["unrecognized_replies"]] == [reply_id]
+    assert (result["action"], result["reasons"]) == ("stop-reviewer-unavailable", ["reviewer-reply-unrecognized"])
+
+
+def test_a_short_finding_without_badge_or_commit_wins_over_a_plus_one(live):
+    finding = next(r for r in REPLIES if r["name"] == "finding-short-without-badge-or-commit")
+    reaction = live.fake.add_reaction(USERS["codex_as_reactor"], "+1", at(310))
+    try:
+        with live.reply("issue-comment", finding["body"]) as reply_id:
+            state, result = live.wakeup()
+    finally:
+        live.fake.reactions.remove(reaction)
+    assert [r["id"] for r in state["plus_one_reactions"]] == [str(reaction["id"])]
+    [response] = state["responses"]
+    assert (response["id"], response["commit_sha"], response["zero_findings_signal"]) == (reply_id, None, False)
+    assert (result["action"], result["reasons"]) == ("plan-remediation", ["codex-findings"])

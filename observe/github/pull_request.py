@@ -25,6 +25,7 @@ from observe.github.responses import (
     codex_issue_comments,
     codex_review_comments,
     codex_reviews,
+    foreign_review_requests,
     loop_comments,
     plus_one_reactions,
 )
@@ -289,9 +290,10 @@ def normalize_snapshot(
     requests, claims, anomalies = loop_comments(snapshot.issue_comments, authenticated_user_id, run_id)
     request_index = RequestIndex(requests)
     comment_responses, unavailable, summary_rows, unrecognized = codex_issue_comments(
-        snapshot.issue_comments, request_index
+        snapshot.issue_comments, request_index, foreign_review_requests(snapshot.issue_comments, requests)
     )
-    review_responses, unrecognized_reviews = codex_reviews(snapshot.reviews, request_index)
+    review_responses, unrecognized_reviews, clean_review_rows = codex_reviews(snapshot.reviews, request_index)
+    summary_rows += clean_review_rows
     responses = comment_responses + review_responses + codex_review_comments(snapshot.review_comments, request_index)
     unrecognized += unrecognized_reviews
     unrecognized.sort(key=lambda reply: (reply["source"], int(reply["id"])))
