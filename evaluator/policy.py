@@ -183,8 +183,14 @@ CODEX_REVIEW_TRIGGER = re.compile(r"(?m)^@codex review\b")
 
 # Replies that mean no review will come for the request: neither findings nor
 # clean. Each is (kind, variant, pattern); the kind is what the stop reports.
-UnavailableKind = Literal["usage-limit", "setup", "error"]
-UNAVAILABLE_KINDS: tuple[str, ...] = get_args(UnavailableKind)
+ReplyUnavailableKind = Literal["usage-limit", "setup", "error"]
+UNAVAILABLE_KINDS: tuple[str, ...] = get_args(ReplyUnavailableKind)
+# Not a reply: the collector's observation that Codex never picked the
+# request up (below), carried as an entry of ``unavailable_replies`` whose id
+# is the request comment's and whose time is the observation's.
+UnacknowledgedKind = Literal["unacknowledged"]
+UNACKNOWLEDGED: str = get_args(UnacknowledgedKind)[0]
+UnavailableKind = Literal[ReplyUnavailableKind, UnacknowledgedKind]
 CODEX_UNAVAILABLE_FORMS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("usage-limit", "reached-your-limits", re.compile(r"\bYou have reached your Codex usage limits\b", re.IGNORECASE)),
     ("usage-limit", "limits-have-been-reached", re.compile(r"\bCodex usage limits have been reached\b", re.IGNORECASE)),
@@ -198,6 +204,19 @@ CODEX_UNAVAILABLE_FORMS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("error", "something-went-wrong", re.compile(r"^Codex Review: Something went wrong\b", re.IGNORECASE)),
     ("error", "could-not-complete", re.compile(r"^Codex couldn't complete this request\b", re.IGNORECASE)),
 )
+
+# Codex acknowledges a review request by reacting 👀 ("eyes") on the request
+# comment when it picks it up, usually within seconds and under load within a
+# minute or two, long before its answer (1-10 minutes). A request that, this
+# long after it was posted, carries no 👀 by the trusted account and has no
+# Codex answer of any kind (no reply, review, summary row or +1) was never
+# picked up: dropped, or the quota silently exhausted. The loop then stops as
+# the reviewer not responding instead of spending the rest of REQUEST_TIMEOUT
+# (ten more heartbeats, each a model turn) on a review that will not come.
+# Ten minutes is five heartbeats: several times the slowest pick-up seen, and
+# within the one to fifteen minutes other loops allow for it.
+REQUEST_ACKNOWLEDGEMENT_TIMEOUT = timedelta(minutes=10)
+CODEX_ACKNOWLEDGEMENT_REACTION = "eyes"
 
 # A summary comment's Completed row is not an answer until it has stood for
 # one heartbeat: GitHub may show the row before the review it stands for is

@@ -25,7 +25,7 @@ from evaluator import codex_text, markers, policy, render
 from evaluator.canonical import text_digest
 from evaluator.checks import run_prompt, run_state
 from observe import cli
-from simulator.fakegithub import PR_NUMBER, RUN_ID, TOKEN, USERS, FakeGitHub, at, fixture
+from simulator.fakegithub import OWNER, PR_NUMBER, REPO, RUN_ID, TOKEN, USERS, FakeGitHub, at, fixture
 from tests import checkout_world
 from tests.checkout_world import REPOSITORY, git
 from tools import samples
@@ -299,3 +299,63 @@ def test_a_short_finding_without_badge_or_commit_wins_over_a_plus_one(live):
     [response] = state["responses"]
     assert (response["id"], response["commit_sha"], response["zero_findings_signal"]) == (reply_id, None, False)
     assert (result["action"], result["reasons"]) == ("plan-remediation", ["codex-findings"])
+
+
+# -- the acknowledgement: Codex's 👀 on the loop's request ---------------------------------
+
+ACK_DUE = 60 + int(policy.REQUEST_ACKNOWLEDGEMENT_TIMEOUT.total_seconds())  # the request was posted at 60 s
+
+
+def request_comment_id(live: Live) -> int:
+    [request] = [c for c in live.fake.issue_comments if "github-codex-pr-loop-request" in (c["body"] or "")]
+    return request["id"]
+
+
+@contextlib.contextmanager
+def eyes_on_the_request(live: Live, user: str = "codex_as_reactor") -> Iterator[None]:
+    comment_id = request_comment_id(live)
+    live.fake.world.add_reaction(
+        OWNER, REPO, PR_NUMBER, USERS[user], "eyes", created_at=at(70), comment_id=comment_id
+    )
+    try:
+        yield
+    finally:
+        live.fake.repository.comment_reactions.pop(comment_id, None)
+
+
+def test_a_request_codex_never_picked_up_stops_the_loop_once_the_acknowledgement_is_overdue(live):
+    _, before = live.wakeup(at(ACK_DUE - 1))
+    state, result = live.wakeup(at(ACK_DUE))
+    assert (before["action"], before["reasons"]) == ("wait", ["awaiting-codex-response"])
+    unacknowledged = {"created_at": at(ACK_DUE), "id": str(request_comment_id(live)), "kind": "unacknowledged"}
+    assert state["unavailable_replies"] == [unacknowledged]
+    assert (result["action"], result["reasons"]) == ("stop-reviewer-unavailable", ["reviewer-not-responding"])
+    assert result["unavailable_replies"] == [{"id": unacknowledged["id"], "kind": "unacknowledged"}]
+    assert result["delete_automation_id"] == AUTOMATION_ID  # the cleanup stop; nothing is requested again
+
+
+def test_codex_eyes_on_the_request_keeps_the_loop_waiting_for_its_answer(live):
+    with eyes_on_the_request(live):
+        state, result = live.wakeup(at(ACK_DUE + 600))
+    assert state["unavailable_replies"] == []
+    assert (result["action"], result["reasons"]) == ("wait", ["awaiting-codex-response"])
+
+
+def test_eyes_from_anyone_else_are_no_acknowledgement(live):
+    with eyes_on_the_request(live, user="lookalike_bot"):
+        _, result = live.wakeup(at(ACK_DUE))
+    assert (result["action"], result["reasons"]) == ("stop-reviewer-unavailable", ["reviewer-not-responding"])
+
+
+def test_an_answer_without_eyes_is_an_answer_not_silence(live):
+    summary = fixture("codex/bodies.json")["summary_running"].replace("{sha7}", live.head[:7])
+    with live.reply("issue-comment", summary, created_at=at(200)):
+        state, result = live.wakeup(at(ACK_DUE + 60))
+    assert state["unavailable_replies"] == []
+    assert (result["action"], result["reasons"]) == ("wait", ["codex-review-running"])
+
+
+def test_past_the_deadline_a_silent_request_still_times_out(live):
+    state, result = live.wakeup(at(60 + int(policy.REQUEST_TIMEOUT.total_seconds()) + 60))
+    assert state["unavailable_replies"] == []
+    assert (result["action"], result["reasons"]) == ("request-timeout", ["request-deadline-passed"])

@@ -11,11 +11,13 @@ field-by-field normalization).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 from evaluator.canonical import text_digest
 from evaluator.formats import RUN_ID
 from observe.github import gates as github_gates
+from observe.github.acknowledgement import unacknowledged_request
 from observe.github.client import PER_PAGE, GitHubClient, split_repository
 from observe.github.fields import body_text, field, kind_of, objects, positive_id, sha40, shape_error
 from observe.github.merge_state import MergeState, read_merge_state
@@ -153,11 +155,23 @@ def _fetch_rulesets(client: GitHubClient, branch: str) -> tuple[str, Any]:
     return ("read", reply.body)
 
 
-def observe_pull_request(client: GitHubClient, repository: str, pr_number: int, run_id: str) -> PullRequestObservation:
-    """The complete observation document, or ``GitHubObservationError``."""
+def observe_pull_request(
+    client: GitHubClient, repository: str, pr_number: int, run_id: str, observed_at: datetime | None = None
+) -> PullRequestObservation:
+    """The complete observation document, or ``GitHubObservationError``.
+
+    With ``observed_at`` (a wakeup's or a report's instant), a current request
+    Codex has not picked up in time is reported too (observe/github/acknowledgement.py).
+    """
     if not RUN_ID.matches(run_id):
         raise ValueError("run_id must be 32 lowercase hex digits")
-    return normalize_snapshot(fetch_snapshot(client, repository, pr_number), repository, pr_number, run_id)
+    observation = normalize_snapshot(fetch_snapshot(client, repository, pr_number), repository, pr_number, run_id)
+    if observed_at is not None:
+        entry = unacknowledged_request(client, observation, observed_at)
+        if entry is not None:
+            replies = [*observation["unavailable_replies"], entry]
+            observation["unavailable_replies"] = sorted(replies, key=lambda reply: int(reply["id"]))
+    return observation
 
 
 # -- normalization ---------------------------------------------------------
