@@ -149,6 +149,13 @@ CODEX_REVIEWED_COMMIT = re.compile(r"(?i:\*\*reviewed commit:\*\*) `([0-9a-f]{7,
 # A blob permalink to a file and line, as a finding posted as a plain comment
 # carries it: the sha is the commit the finding was written against.
 CODEX_BLOB_PERMALINK = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/blob/([0-9a-f]{40})/")
+# The same permalink with its path and line range, for a person's report of a finding.
+CODEX_BLOB_PERMALINK_LINES = re.compile(
+    r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/blob/(?P<sha>[0-9a-f]{40})/(?P<path>[^\s#?)]+)"
+    r"(?:#L(?P<start>[0-9]{1,9})(?:-L(?P<end>[0-9]{1,9}))?)?"
+)
+# A finding's priority, as its badge names it ("P1 Badge" in the normalised text).
+CODEX_PRIORITY = re.compile(r"\b(P[0-3]) Badge\b", re.IGNORECASE)
 # A priority badge: an image whose text is "P0 Badge" .. "P3 Badge" (the
 # normalised form of ![P1 Badge](https://img.shields.io/badge/P1-orange?style=flat)).
 # Any trusted reply that carries one is findings, whatever else it says.
