@@ -18,9 +18,17 @@ from act.command import Context
 from act.errors import UsageError
 from evaluator import codex_text, policy
 from evaluator.formats import REPOSITORY
-from evaluator.head_report import About, Item, head_verdict
+from evaluator.head_report import About, Item, ItemForm, head_verdict
 from observe.collect import FINDING_TEXT_LIMIT, finding_texts
 
+# How a summary row's status and an issue comment's form read as report items.
+_ROW_FORMS: dict[str, ItemForm] = {"running": "running", "completed": "completed", "failed": "failed"}
+_COMMENT_FORMS: dict[str, ItemForm] = {
+    "findings": "findings",
+    "clean": "clean",
+    "clean-commitless": "clean",
+    "unrecognized": "unrecognized",
+}
 # The observation reads loop markers of one run; the report reads no run's, so it names none that exists.
 NO_RUN = "0" * 32
 
@@ -62,9 +70,8 @@ def codex_items(snapshot: Any, head: str) -> list[Item]:
         reading = codex_signals.read_codex_issue_comment(comment_id, body)
         if reading.form == "summary":
             for status, short_sha in codex_signals.parse_summary_rows(comment_id, body):
-                items.append(
-                    Item("summary-row", str(comment_id), comment["updated_at"], status, _about(head, {short_sha}))  # type: ignore[arg-type]
-                )
+                row_about = _about(head, {short_sha})
+                items.append(Item("summary-row", str(comment_id), comment["updated_at"], _ROW_FORMS[status], row_about))
             continue
         if reading.form == "unavailable":
             created = comment["created_at"]
@@ -72,8 +79,8 @@ def codex_items(snapshot: Any, head: str) -> list[Item]:
             continue
         prefix = codex_signals.reviewed_commit_prefix(comment_id, body)
         named = {prefix} if prefix is not None else codex_text.permalink_shas(body)
-        form = "clean" if reading.form in ("clean", "clean-commitless") else reading.form
-        items.append(Item("issue-comment", str(comment_id), comment["created_at"], form, _about(head, named)))  # type: ignore[arg-type]
+        form = _COMMENT_FORMS[reading.form]
+        items.append(Item("issue-comment", str(comment_id), comment["created_at"], form, _about(head, named)))
     for review in snapshot.reviews:
         if not codex_signals.is_trusted_codex_author(review.get("user")):
             continue
