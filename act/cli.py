@@ -79,6 +79,12 @@ TABLE: list[Command] = [
         "act.loops:run_forget",
     ),
     Command(
+        "report",
+        "report-only, for any pull request: Codex's review state of its head, findings, threads, gates; no write",
+        options.report,
+        "act.report:run_report",
+    ),
+    Command(
         "wakeup",
         "start (or --continue) a wakeup from the automation's prompt: collect, run --state, print the action",
         options.wakeup,
@@ -322,6 +328,10 @@ def _emit(result: dict[str, Any], output_format: str, secrets: list[str]) -> Non
 
 def text_report(result: dict[str, Any]) -> str:
     """For people: the approval summary first, then errors, then the rest as key: value lines."""
+    if result.get("command") == "report" and result["ok"]:
+        from act.report import text
+
+        return text(result)
     lines, shown_hash = [], None
     if result.get("approval_summary"):
         lines.append(summaries.text(result["approval_summary"]).rstrip("\n"))

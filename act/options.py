@@ -16,6 +16,11 @@ def none(parser: argparse.ArgumentParser) -> None:
     """A command with only the shared flags."""
 
 
+def report(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repository", required=True, metavar="OWNER/REPO")
+    parser.add_argument("--pr", required=True, type=int, metavar="N", help="the pull request number")
+
+
 def _observing(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--path", action="append", default=[], metavar="P", help="a repository-relative path the change edits (repeat)"

@@ -153,7 +153,16 @@ SCENARIOS = {
         {"after-done": _status_after_done},
         codex_on_ready=[FINDING],
     ),
-    "timeout": Scenario("timeout", "Codex never answers: the request times out", ["silence"], "request-timeout"),
+    "timeout": Scenario(
+        "timeout", "Codex picks the request up (its eyes reaction) and never answers: the request times out", ["stall"],
+        "request-timeout",
+    ),
+    "not-picked-up": Scenario(
+        "not-picked-up",
+        "Codex never picks the request up (no eyes reaction, no reply): the loop stops ten minutes after the request",
+        ["silence"],
+        "stop-reviewer-unavailable",
+    ),
     "usage-limit": Scenario(
         "usage-limit", "Codex replies with its usage-limit message", ["usage_limit"], "stop-reviewer-unavailable"
     ),

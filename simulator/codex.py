@@ -30,7 +30,11 @@ scripted, one entry per request, in order:
   ``"workspace_deactivated"``, ``"error_went_wrong"`` and ``"error_not_completed"``;
 - ``"says"``: the raw ``"body"`` the entry gives, as an issue comment (a reply
   in words the loop has never seen);
-- ``"silence"``: nothing (the requester's timeout is the only outcome).
+- ``"silence"``: nothing at all, not even the 👀: the request was never picked
+  up (dropped, or the quota silently exhausted); the requester notices the
+  missing acknowledgement;
+- ``"stall"``: the 👀, and then nothing: Codex picked the request up and never
+  answered (the requester's timeout is the only outcome).
 
 With ``summary=True`` a ``"findings"`` entry may say ``"completed_first": N``:
 the summary row turns Completed when the answer is due and the review itself
@@ -85,7 +89,7 @@ _UNAVAILABLE = {
     "error_not_completed": REPLIES["error-could-not-complete"]["body"],
 }
 _KINDS = ("findings", "findings_comment", "findings_plain", "clean", "clean_reaction", "clean_one_line", "says",
-          "silence", *_UNAVAILABLE)
+          "silence", "stall", *_UNAVAILABLE)
 _REVIEWED_COMMIT_LINE = re.compile(r"\*\*Reviewed commit:\*\* `[0-9a-f]+`\n")
 _RELATIVE_TIME = re.compile(r'<relative-time datetime="[^"]*">[^<]*</relative-time>')
 
@@ -172,6 +176,8 @@ class CodexReviewer:
         )
         if self.summary:
             self._summary(request, "summary_running")
+        if entry["kind"] == "stall":
+            return  # picked up, never answered
         self._schedule(request, entry)
 
     def _auto_review(self, repository: Repository, number: int) -> None:
@@ -190,6 +196,8 @@ class CodexReviewer:
         self.world.add_reaction(repository.owner, repository.name, number, CODEX_REACTOR, "eyes")
         if self.summary:
             self._summary(request, "summary_running")
+        if entry["kind"] == "stall":
+            return
         self._schedule(request, entry)
 
     def _schedule(self, request: Request, entry: dict[str, Any]) -> None:

@@ -25,7 +25,7 @@ from evaluator import codex_text, markers, policy, render
 from evaluator.canonical import text_digest
 from evaluator.checks import run_prompt, run_state
 from observe import cli
-from simulator.fakegithub import PR_NUMBER, RUN_ID, TOKEN, USERS, FakeGitHub, at, fixture
+from simulator.fakegithub import OWNER, PR_NUMBER, REPO, RUN_ID, TOKEN, USERS, FakeGitHub, at, fixture
 from tests import checkout_world
 from tests.checkout_world import REPOSITORY, git
 from tools import samples
@@ -131,6 +131,7 @@ def test_each_reply_form_is_read_and_decided_in_one_wakeup(live, reply):
     body = body_for(reply, live.head)
     with live.reply(reply["source"], body) as reply_id:
         state, result = live.wakeup()
+    assert result["ok"] is True, result
     assert (result["action"], result["reasons"]) == (reply["wakeup"]["action"], reply["wakeup"]["reasons"]), result
     # The form the fixture names is the one the state carries.
     if reply["form"] == "unavailable":
@@ -227,3 +228,134 @@ def test_a_review_with_findings_adds_nothing_to_the_next_request(live):
     with live.reply("review", body_for(reply, live.head)):
         _, result = live.wakeup()
     assert result["review_request_body_template"] == markers.default_review_template(RUN_ID, 1)
+
+
+def test_the_clean_verdict_posted_as_a_review_counts_as_a_completed_review_of_its_commit(live):
+    body = fixture("codex/bodies.json")["clean_review"].replace("{sha10}", live.head[:10])
+    with live.reply("review", body) as reply_id:
+        young_state, young = live.wakeup()
+        _, settled = live.wakeup(at(REPLY_AT + int(policy.SUMMARY_COMPLETED_SETTLE.total_seconds())))
+    assert young_state["summary_rows"] == [
+        {"comment_id": reply_id, "content_version_at": at(REPLY_AT), "head_sha": live.head, "status": "completed"}
+    ]
+    assert young_state["responses"] == young_state["unrecognized_replies"] == []
+    assert (young["action"], young["reasons"]) == ("wait", ["codex-review-settling"])
+    assert (settled["action"], settled["reasons"]) == ("plan-finalization", ["codex-clean"])
+
+
+def test_a_clean_review_of_another_commit_is_no_clean_answer(live):
+    body = fixture("codex/bodies.json")["clean_review"].replace("{sha10}", "0badc0ffee")
+    with live.reply("review", body) as reply_id:
+        state, result = live.wakeup(at(REPLY_AT + 600))
+    # The Reviewed commit line contradicts the review's own commit: no safe reading.
+    assert [r["id"] for r in state["unrecognized_replies"]] == [reply_id]
+    assert (result["action"], result["reasons"]) == ("stop-reviewer-unavailable", ["reviewer-reply-unrecognized"])
+
+
+def test_the_summary_with_security_metadata_keeps_only_its_code_review_row(live):
+    summary = fixture("codex/bodies.json")["summary_with_security_metadata"]
+    body = summary.replace("{sha7}", live.head[:7]).replace("{sha40}", live.head)
+    assert "<!-- codex-security-review:v1 " in body and "**Security Review**" in body
+    with live.reply("issue-comment", body) as reply_id:
+        state, _ = live.wakeup()
+        _, settled = live.wakeup(at(REPLY_AT + int(policy.SUMMARY_COMPLETED_SETTLE.total_seconds())))
+    assert state["summary_rows"] == [
+        {"comment_id": reply_id, "content_version_at": at(REPLY_AT), "head_sha": live.head, "status": "completed"}
+    ]
+    assert state["responses"] == state["unrecognized_replies"] == []
+    assert (settled["action"], settled["reasons"]) == ("plan-finalization", ["codex-clean"])
+
+
+def test_a_clean_reply_about_a_commit_someone_else_asked_about_is_left_unbound(live):
+    older = git(live.world["repo"], "rev-parse", "HEAD~1")
+    clean = next(r for r in REPLIES if r["name"] == "clean-reviewed-commit")
+    with live.reply("issue-comment", "@codex review", created_at=at(120), user="human_reviewer"):
+        with live.reply("issue-comment", clean["body"].replace("{sha10}", older[:10])):
+            state, result = live.wakeup()
+    assert state["responses"] == state["unrecognized_replies"] == []
+    assert (result["action"], result["reasons"]) == ("wait", ["awaiting-codex-response"])
+
+
+def test_without_someone_elses_request_a_clean_reply_about_an_unrequested_commit_still_stops(live):
+    older = git(live.world["repo"], "rev-parse", "HEAD~1")
+    clean = next(r for r in REPLIES if r["name"] == "clean-reviewed-commit")
+    # A request posted after the reply cannot be the one it answers.
+    with live.reply("issue-comment", "@codex review", created_at=at(330), user="human_reviewer"):
+        with live.reply("issue-comment", clean["body"].replace("{sha10}", older[:10])) as reply_id:
+            state, result = live.wakeup()
+    assert [r["id"] for r in state["unrecognized_replies"]] == [reply_id]
+    assert (result["action"], result["reasons"]) == ("stop-reviewer-unavailable", ["reviewer-reply-unrecognized"])
+
+
+def test_a_short_finding_without_badge_or_commit_wins_over_a_plus_one(live):
+    finding = next(r for r in REPLIES if r["name"] == "finding-short-without-badge-or-commit")
+    reaction = live.fake.add_reaction(USERS["codex_as_reactor"], "+1", at(310))
+    try:
+        with live.reply("issue-comment", finding["body"]) as reply_id:
+            state, result = live.wakeup()
+    finally:
+        live.fake.reactions.remove(reaction)
+    assert [r["id"] for r in state["plus_one_reactions"]] == [str(reaction["id"])]
+    [response] = state["responses"]
+    assert (response["id"], response["commit_sha"], response["zero_findings_signal"]) == (reply_id, None, False)
+    assert (result["action"], result["reasons"]) == ("plan-remediation", ["codex-findings"])
+
+
+# -- the acknowledgement: Codex's 👀 on the loop's request ---------------------------------
+
+ACK_DUE = 60 + int(policy.REQUEST_ACKNOWLEDGEMENT_TIMEOUT.total_seconds())  # the request was posted at 60 s
+
+
+def request_comment_id(live: Live) -> int:
+    [request] = [c for c in live.fake.issue_comments if "github-codex-pr-loop-request" in (c["body"] or "")]
+    return request["id"]
+
+
+@contextlib.contextmanager
+def eyes_on_the_request(live: Live, user: str = "codex_as_reactor") -> Iterator[None]:
+    comment_id = request_comment_id(live)
+    live.fake.world.add_reaction(
+        OWNER, REPO, PR_NUMBER, USERS[user], "eyes", created_at=at(70), comment_id=comment_id
+    )
+    try:
+        yield
+    finally:
+        live.fake.repository.comment_reactions.pop(comment_id, None)
+
+
+def test_a_request_codex_never_picked_up_stops_the_loop_once_the_acknowledgement_is_overdue(live):
+    _, before = live.wakeup(at(ACK_DUE - 1))
+    state, result = live.wakeup(at(ACK_DUE))
+    assert (before["action"], before["reasons"]) == ("wait", ["awaiting-codex-response"])
+    unacknowledged = {"created_at": at(ACK_DUE), "id": str(request_comment_id(live)), "kind": "unacknowledged"}
+    assert state["unavailable_replies"] == [unacknowledged]
+    assert (result["action"], result["reasons"]) == ("stop-reviewer-unavailable", ["reviewer-not-responding"])
+    assert result["unavailable_replies"] == [{"id": unacknowledged["id"], "kind": "unacknowledged"}]
+    assert result["delete_automation_id"] == AUTOMATION_ID  # the cleanup stop; nothing is requested again
+
+
+def test_codex_eyes_on_the_request_keeps_the_loop_waiting_for_its_answer(live):
+    with eyes_on_the_request(live):
+        state, result = live.wakeup(at(ACK_DUE + 600))
+    assert state["unavailable_replies"] == []
+    assert (result["action"], result["reasons"]) == ("wait", ["awaiting-codex-response"])
+
+
+def test_eyes_from_anyone_else_are_no_acknowledgement(live):
+    with eyes_on_the_request(live, user="lookalike_bot"):
+        _, result = live.wakeup(at(ACK_DUE))
+    assert (result["action"], result["reasons"]) == ("stop-reviewer-unavailable", ["reviewer-not-responding"])
+
+
+def test_an_answer_without_eyes_is_an_answer_not_silence(live):
+    summary = fixture("codex/bodies.json")["summary_running"].replace("{sha7}", live.head[:7])
+    with live.reply("issue-comment", summary, created_at=at(200)):
+        state, result = live.wakeup(at(ACK_DUE + 60))
+    assert state["unavailable_replies"] == []
+    assert (result["action"], result["reasons"]) == ("wait", ["codex-review-running"])
+
+
+def test_past_the_deadline_a_silent_request_still_times_out(live):
+    state, result = live.wakeup(at(60 + int(policy.REQUEST_TIMEOUT.total_seconds()) + 60))
+    assert state["unavailable_replies"] == []
+    assert (result["action"], result["reasons"]) == ("request-timeout", ["request-deadline-passed"])

@@ -94,3 +94,35 @@ def test_every_excerpt_is_one_the_state_rule_accepts(text):
 def test_a_credential_like_run_never_reaches_the_excerpt(secret):
     excerpt = codex_text.excerpt(f"Codex saw {secret} in https://example.invalid/{secret}")
     assert secret not in excerpt and excerpt == "Codex saw [REDACTED] in <link>"
+
+
+def test_the_clean_verdict_as_a_review_is_clean_only_for_its_own_commit():
+    body = fixture("codex/bodies.json")["clean_review"].replace("{sha10}", HEAD[:10])
+    assert codex_text.read_review(body, HEAD) == "clean"
+    assert codex_text.read_review(body, "0" * 40) == "unrecognized"
+    assert codex_text.read_review(body + "\n\nUseful? React with 👍 / 👎.", HEAD) == "unrecognized"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "### Codex Review\n\nDidn't find any major issues.",  # the findings heading and the clean text at once
+        "**Summary**\n* No major issues found.\n\nUseful? React with 👍 / 👎.",
+        "Here are some automated review suggestions for this pull request. Didn't find any major issues.",
+    ],
+)
+def test_prose_findings_beside_clean_words_are_unrecognised(body):
+    assert codex_text.read_issue_comment(body).form == "unrecognized"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "**Summary**\n* Reviewed the branch.",  # a task summary that says nothing about issues
+        "No major issues found.",  # the words without the task summary's heading
+        "Summary of changes: Didn't find any major issues yet",  # no heading, only the word
+    ],
+)
+def test_a_task_summary_is_clean_only_with_its_heading_and_the_clean_words(body):
+    assert codex_text.read_issue_comment(body).form == "unrecognized"
+    assert codex_text.read_issue_comment("### Summary\n- No major issues were found.").form == "clean-commitless"

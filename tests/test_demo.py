@@ -193,6 +193,19 @@ def test_todays_usage_limit_wording_stops_the_first_wakeup_after_it_with_its_kin
 
 
 @pytest.mark.slow
+def test_a_request_codex_never_picks_up_stops_ten_minutes_after_it_and_is_never_posted_again(tmp_path):
+    result, stack, _ = run(tmp_path, "not-picked-up")
+    assert result.final == "stop-reviewer-unavailable"
+    wakeups = [step for step in result.steps if step.name == "wakeup"]
+    # The request is posted at bootstrap; wakeups come every 2 minutes: four wait, the fifth (10 minutes) stops.
+    assert [step.action for step in wakeups] == ["wait"] * 4 + ["stop-reviewer-unavailable"], wakeups
+    assert wakeups[-1].reasons == ["reviewer-not-responding"]
+    (pull,) = stack.pulls()
+    requests = [body for body in owner_comments(stack, pull["number"]) if "github-codex-pr-loop-request " in body]
+    assert len(requests) == 1 and stack.host.read(result.automation_id) is None
+
+
+@pytest.mark.slow
 def test_the_symlink_swap_stops_before_staging(tmp_path):
     result, stack, _ = run(tmp_path, "symlink")
     assert_every_command_ran(result)

@@ -419,3 +419,35 @@ def test_an_auto_review_after_the_loops_request_reads_as_an_answer_to_it(draft):
     review = next(r for r in document["responses"] if r["source"] == "review")
     assert (review["commit_sha"], review["trigger_request_comment_id"]) == (head(draft), asked["id"])
     assert classification(draft, document) == ["findings"]
+
+
+def observe_at(world: World, observed_at) -> dict:
+    """The observation a wakeup makes at ``observed_at`` (it then also asks whether Codex picked the request up)."""
+    server = Server(world).start()
+    try:
+        client = GitHubClient(
+            f"{OWNER}/{NAME}", host=server.url, token=TOKEN, use_cache=False, environ={},
+            sleep=lambda _: None, clock=world.clock.epoch_seconds,
+        )
+        try:
+            return observe_pull_request(client, f"{OWNER}/{NAME}", 1, RUN_ID, observed_at)
+        finally:
+            client.close()
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    "script, acknowledged", [(["silence"], False), (["stall"], True), (["clean"], True)]
+)
+def test_codex_eyes_the_request_it_picks_up_and_a_dropped_request_carries_none(world, script, acknowledged):
+    codex = CodexReviewer(world, script, delay=timedelta(minutes=20))  # no answer before the observation
+    posted = request(world, 0)
+    world.clock.advance(timedelta(minutes=11))
+    eyes = [r for r in world.repository(OWNER, NAME).comment_reactions.get(posted["id"], []) if r["content"] == "eyes"]
+    assert [r["user"]["id"] for r in eyes] == ([CODEX_BOT["id"]] if acknowledged else [])
+    assert codex.requests[0].answered_at is None
+    observation = observe_at(world, world.clock.now)
+    entries = [reply for reply in observation["unavailable_replies"] if reply["kind"] == "unacknowledged"]
+    assert entries == ([] if acknowledged else [{"id": str(posted["id"]), "created_at": entries[0]["created_at"],
+                                                 "kind": "unacknowledged"}])

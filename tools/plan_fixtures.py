@@ -521,6 +521,13 @@ STATE_INVALID: list[Case] = [
         ),
     ),
     (
+        "unacknowledged-not-current-request--another-comment",
+        ["unacknowledged-not-current-request"],
+        state_change(
+            base, "unavailable_replies", [{"created_at": LATER, "id": "9", "kind": "unacknowledged"}]
+        ),
+    ),
+    (
         "reactions-not-sorted--descending",
         ["reactions-not-sorted"],
         state_change(base, "plus_one_reactions", [{"created_at": LATER, "id": "10"}, {"created_at": LATER, "id": "9"}]),

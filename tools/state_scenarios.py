@@ -30,6 +30,15 @@ from tools.samples import (
 LATER = "2026-11-29T10:06:00Z"
 
 
+# Ten minutes after the request: Codex's 👀 was due by then.
+NOT_PICKED_UP = "2026-11-29T10:10:00Z"
+
+
+def unacknowledged(observed_at: str = NOT_PICKED_UP) -> dict[str, Any]:
+    """The collector's observation that the current request carries no 👀 by Codex at ``observed_at``."""
+    return {"created_at": observed_at, "id": str(samples.REQUEST_ID), "kind": policy.UNACKNOWLEDGED}
+
+
 def edit(state: dict[str, Any], **changes: Any) -> dict[str, Any]:
     state = copy.deepcopy(state)
     state.update(copy.deepcopy(changes))
@@ -568,6 +577,41 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
             ["codex-unavailable", "codex-unavailable-usage-limit"],
         ),
         (
+            "stop-reviewer-unavailable--reviewer-not-responding",
+            edit(base, observed_at=NOT_PICKED_UP, unavailable_replies=[unacknowledged()]),
+            {},
+            "stop-reviewer-unavailable",
+            ["reviewer-not-responding"],
+        ),
+        (
+            # Observed before the acknowledgement was due: no evidence yet, the loop waits.
+            "wait--unacknowledged-too-early",
+            edit(base, observed_at=LATER, unavailable_replies=[unacknowledged(LATER)]),
+            {},
+            "wait",
+            ["awaiting-codex-response"],
+        ),
+        (
+            # An answer without the 👀 is an answer: the unacknowledged observation counts for nothing.
+            "wait--unacknowledged-but-codex-running",
+            edit(
+                base,
+                observed_at=NOT_PICKED_UP,
+                unavailable_replies=[unacknowledged()],
+                summary_rows=[
+                    {
+                        "comment_id": "2000000002",
+                        "content_version_at": "2026-11-29T10:01:00Z",
+                        "head_sha": sha("head-1"),
+                        "status": "running",
+                    }
+                ],
+            ),
+            {},
+            "wait",
+            ["codex-review-running"],
+        ),
+        (
             "stop-reviewer-unavailable--codex-review-failed",
             edit(
                 base,
@@ -622,6 +666,13 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
         ),
         ("report--reviewer-reply-unrecognized", unrecognized_state(report_state()), {}, "report",
          ["reviewer-reply-unrecognized"]),
+        (
+            "report--reviewer-not-responding",
+            report_state(observed_at=NOT_PICKED_UP, unavailable_replies=[unacknowledged()]),
+            {},
+            "report",
+            ["reviewer-not-responding"],
+        ),
         (
             "report--review-settling",
             report_state(observed_at=LATER, summary_rows=[completed_row("2026-11-29T10:05:00Z")]),

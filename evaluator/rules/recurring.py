@@ -112,6 +112,15 @@ def ordering_violations(state: RecurringState, base: tuple[object, ...] = ()) ->
         at("unavailable_replies"),
         "unavailable replies (by integer id)",
     )
+    found += [
+        Violation(
+            "unacknowledged-not-current-request",
+            at("unavailable_replies", index, "id"),
+            f"an unacknowledged request must be the current one ({state.request_comment_id}), not {reply.id}",
+        )
+        for index, reply in enumerate(state.unavailable_replies)
+        if reply.kind == policy.UNACKNOWLEDGED and reply.id != str(state.request_comment_id)
+    ]
     found += _sorted_unique(
         state.unrecognized_replies,
         response_order,
