@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from evaluator.version import VERSION
+
 from tests.codex_cli import codex_binary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +59,7 @@ def test_the_manifests_name_the_plugin_as_codex_reads_them():
     manifest = json.loads((PLUGIN / ".codex-plugin" / "plugin.json").read_text())
     assert manifest["name"] == NAME and manifest["skills"] == "./skills/"
     assert re.fullmatch(r"\d+\.\d+\.\d+", manifest["version"])
+    assert manifest["version"] == VERSION  # evaluator/version.py, the one place the version is written
     front = (SKILL / "SKILL.md").read_text().split("---\n")[1]
     assert f"description: {manifest['description']}\n" in front
 

@@ -22,7 +22,6 @@ import os
 import shutil
 import stat
 import sys
-import tomllib
 from pathlib import Path
 
 sys.dont_write_bytecode = True  # install.py is imported below: no bytecode beside the sources
@@ -48,10 +47,9 @@ def _skill_description() -> str:
 
 
 def plugin_manifest() -> dict[str, object]:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     return {
         "name": NAME,
-        "version": project["version"],
+        "version": install.skill_version(ROOT),  # evaluator/version.py: the one place it is written
         "description": _skill_description(),
         "license": "MIT",
         "keywords": ["github", "pull-request", "code-review", "codex-review"],

@@ -37,11 +37,16 @@ _RUNNING = ("active", "delete-requested", "deleted")
 
 
 class _Stop(Exception):
-    """The one act ``next`` cannot do; ``told`` is what it prints about it."""
+    """The one act ``next`` cannot do; ``told`` is what it prints about it.
 
-    def __init__(self, **told: Any):
+    ``notify``: whether the person must be told now (an approval summary, a
+    stop, the end), so a heartbeat turn ends with a notification; a wait and
+    the agent's own steps do not (act/steps.py, ``notifies``).
+    """
+
+    def __init__(self, *, notify: bool, **told: Any):
         super().__init__(told.get("you_do", ""))
-        self.told = told
+        self.told = {**told, "notify": notify}
 
 
 class _Advance:
@@ -107,7 +112,7 @@ class _Advance:
             executed = self.run("execute")
             pr_number = executed["facts"].get("pr_number")
             if executed["next_operation"] is not None or pr_number is None:
-                raise _Stop(you_do=executed["next"], then=self.again)
+                raise _Stop(you_do=executed["next"], then=self.again, notify=True)  # not as planned: say so
             created = self.run("automation-create", "--pr", str(pr_number))
             raise self.tool(created, then=f"`loop.py next --state-dir {self.directory.path} --id ID`")
         if automation.stage == "prompt-rejected":
@@ -117,6 +122,7 @@ class _Advance:
             raise _Stop(
                 you_do="pass the id automation_update answered for the create payload (`automationId`)",
                 then=f"`loop.py next --state-dir {self.directory.path} --id ID`",
+                notify=False,
             )
         verified = self.run("verify-automation", *(["--id", given] if given else []))
         if verified["outcome"] == "stub-paused":
@@ -126,6 +132,7 @@ class _Advance:
         raise _Stop(
             you_do=f"nothing more now: the loop is live ({verified['outcome']}); end this turn",
             then=f"at every heartbeat: {self.again}",
+            notify=True,  # the person who started the loop learns it runs
         )
 
     def tool(self, result: dict[str, Any], *, then: str | None = None) -> _Stop:
@@ -133,6 +140,7 @@ class _Advance:
             you_do="pass `payload` to automation_update unchanged",
             payload=result["payload"],
             then=then or self.again,
+            notify=False,
         )
 
     # -- the wakeups --------------------------------------------------------------------------
@@ -177,7 +185,9 @@ class _Advance:
                 return
         self.forget()
         raise _Stop(
-            you_do="nothing more: this wakeup is over; end this turn", then=f"at the next heartbeat: {self.again}"
+            you_do="nothing more: this wakeup is over; end this turn",
+            then=f"at the next heartbeat: {self.again}",
+            notify=False,  # its writes are done; the next wakeup reads Codex's answer to them
         )
 
     def after_phase_one(self, action: ActionName, index: int) -> None:
@@ -193,7 +203,12 @@ class _Advance:
             time.sleep(1.05 - time.time() % 1)
             return
         self.remember(action, index)
-        raise _Stop(you_do="nothing: phase one is done; run this command again to go on", then=self.again, again=True)
+        raise _Stop(
+            you_do="nothing: phase one is done; run this command again to go on",
+            then=self.again,
+            again=True,
+            notify=False,
+        )
 
     def act(self, action: ActionName, index: int, step: steps.Do) -> None:
         here = plans.where(self.directory, key=self._automation_key())
@@ -208,6 +223,7 @@ class _Advance:
                 paths=paths,
                 edit_safely=EDIT_SAFELY,
                 then=self.again,
+                notify=steps.notifies(action, step.act),
             )
         if step.act == "show":
             self.forget()
@@ -216,11 +232,17 @@ class _Advance:
                 f"hash, run `loop.py next --state-dir {self.directory.path} --approve HASH` with it, exactly as "
                 "they wrote it",
                 then=f"at the next heartbeat: {self.again}",
+                notify=steps.notifies(action, step.act),
             )
         if step.act in ("tell", "nothing"):
             self.forget()
             waiting = action == "wait"
-            raise _Stop(you_do=here.fill(step.words), then=f"at the next heartbeat: {self.again}" if waiting else None)
+            raise _Stop(
+                you_do=here.fill(step.words),
+                then=f"at the next heartbeat: {self.again}" if waiting else None,
+                notify=steps.notifies(action, step.act),
+                **({} if waiting else plans.outcome(self.directory)),  # a stop or the end: why, and the gates
+            )
 
     def plan_remediation(self, action: ActionName, index: int) -> dict[str, Any]:
         """The one plan only the agent can make, unless the person approved it and it is rebuilt unchanged."""
@@ -241,6 +263,7 @@ class _Advance:
             findings=plans.bound_findings(self.directory, state),
             then=f"{self.again}, unless plan-remediation answers await-approval: then show the person its "
             "approval_summary; the wakeup is over",
+            notify=steps.notifies(action, "read"),
         )
 
     def _pending_hash(self) -> str:
@@ -259,12 +282,17 @@ def run_next(ctx: Context) -> dict[str, Any]:
         if advance.resumable() is None and (automation is None or automation.stage not in _RUNNING):
             advance.bootstrap(automation)
         elif automation is not None and automation.stage == "deleted" and advance.resumable() is None:
-            raise _Stop(you_do="nothing: the loop is over (`loop.py status` says how it ended)", then=None)
+            raise _Stop(
+                you_do="nothing: the loop is over (`loop.py status` says how it ended)",
+                then=None,
+                notify=True,
+                **plans.outcome(advance.directory),
+            )
         else:
             advance.wakeup()
     except _Stop as stop:
         return {"did": advance.did, "action": verdicts.last_action(advance.directory), **advance.seen, **stop.told}
     except ActError as error:
-        error.details = {**error.details, "did": advance.did}
+        error.details = {**error.details, "did": advance.did, "notify": True}  # a refusal: the person is told
         raise
     raise AssertionError("next always stops")  # pragma: no cover

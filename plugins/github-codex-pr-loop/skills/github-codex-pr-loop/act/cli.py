@@ -79,6 +79,12 @@ TABLE: list[Command] = [
         "act.loops:run_forget",
     ),
     Command(
+        "report",
+        "report-only, for any pull request: Codex's review state of its head, findings, threads, gates; no write",
+        options.report,
+        "act.report:run_report",
+    ),
+    Command(
         "wakeup",
         "start (or --continue) a wakeup from the automation's prompt: collect, run --state, print the action",
         options.wakeup,
@@ -160,12 +166,35 @@ def _common() -> _Parser:
     common.add_argument(
         "--observed-at", metavar="TS", help="the observation instant (ISO-8601 with offset); default now"
     )
-    common.add_argument("--format", choices=("json", "text"), default="json")
+    common.add_argument(
+        "--format",
+        choices=("json", "text"),
+        default="json",
+        help="json (default): one JSON line, the contract; text: the same for people, the approval summary first",
+    )
     add_network_options(common)
     return common
 
 
+_EXAMPLE = """\
+example (approval-gated; the checkout is on its feature branch, whose upstream remote names the
+repository on github.com: the repository, the base and the head are inferred from it):
+  loop.py init --checkout ~/src/widgets --path src/app.py --commit --push \\
+      --mode approval-gated --title "Fix the greeting" --body-file /tmp/body.md
+  # show the printed approval_summary; the person replies with its 64-hex hash
+  loop.py next --state-dir DIR --approve HASH   # DIR: the state_dir init printed
+  loop.py next --state-dir DIR                  # then at every heartbeat, until it says the loop is over
+
+output: one JSON line {"ok": ..., "command": ..., ...}; a refusal carries "errors"
+[{"code", "path", "message"}] (codes: references/errors.md).
+exit status: 0 done, 1 refused (no write is permitted), 2 usage or internal error.
+Run "loop.py COMMAND --help" for one command's flags; manual: references/hands.md.
+"""
+
+
 def parser() -> _Parser:
+    from evaluator.version import VERSION
+
     top = _Parser(
         prog="loop.py",
         allow_abbrev=False,
@@ -173,6 +202,11 @@ def parser() -> _Parser:
             "The hands of github-codex-pr-loop: build plans, keep the loop's state, manage its automation "
             "(references/hands.md)."
         ),
+        epilog=_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument(
+        "--version", action="version", version=f"%(prog)s (github-codex-pr-loop) {VERSION}", help="print the version"
     )
     commands = top.add_subparsers(dest="subcommand", metavar="COMMAND", required=True, parser_class=_Parser)
     common = _common()
@@ -235,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     secrets = [value for value in (os.environ.get("GH_TOKEN"), os.environ.get("GITHUB_TOKEN")) if value]
     name = next((token for token in argv if any(token == row.name for row in TABLE)), None)
     output_format = "text" if _format_text(argv) else "json"
+    args: argparse.Namespace | None = None
     try:
         args = parser().parse_args(argv)
         _validate(args)
@@ -250,7 +285,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         result, status = {"ok": False, "command": name, "errors": [error.as_dict()]}, 2
     except ActError as error:
-        result, status = {"ok": False, "command": name, "errors": error.all_errors(), **error.details}, 1
+        from act import refusals  # no refusal hands out the pending plan's hash (act/refusals.py)
+
+        result = {"ok": False, "command": name, "errors": error.all_errors(), **error.details}
+        result, status = refusals.masked(result, refusals.pending_hash(args)), 1
     except KeyboardInterrupt:
         raise
     except Exception as error:  # never a traceback: a bug here must still fail closed
@@ -290,6 +328,10 @@ def _emit(result: dict[str, Any], output_format: str, secrets: list[str]) -> Non
 
 def text_report(result: dict[str, Any]) -> str:
     """For people: the approval summary first, then errors, then the rest as key: value lines."""
+    if result.get("command") == "report" and result["ok"]:
+        from act.report import text
+
+        return text(result)
     lines, shown_hash = [], None
     if result.get("approval_summary"):
         lines.append(summaries.text(result["approval_summary"]).rstrip("\n"))

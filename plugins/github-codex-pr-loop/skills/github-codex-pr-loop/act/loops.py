@@ -6,7 +6,9 @@ read through the same typed models as every other command (a directory that
 cannot be read is listed with its error, never skipped). ``forget`` removes
 one, only when no automation of it can still wake: never created, or
 verified deleted. A running loop's directory is what its wakeups need, so
-forgetting it would leave a heartbeat that can only fail.
+forgetting it would leave a heartbeat that can only fail. ``init`` counts
+the live ones (``require_room_for_another``): no fifth without the person's
+word (``MAX_LIVE_LOOPS``, evaluator/policy.py).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def _summary(directory: statedir.StateDir) -> dict[str, Any]:
     }
 
 
-def run_list(ctx: Context) -> dict[str, Any]:
+def _loops() -> list[dict[str, Any]]:
     root = statedir.default_root()
     loops = []
     for path in sorted(root.iterdir()) if root.is_dir() else []:
@@ -54,9 +56,46 @@ def run_list(ctx: Context) -> dict[str, Any]:
         except ActError as error:
             entry["error"] = error.as_dict()
         loops.append(entry)
+    return loops
+
+
+def live_loops() -> list[dict[str, Any]]:
+    """The loops whose automation can still wake: created and not gone, or unreadable (that cannot be ruled out)."""
+    return [
+        {key: entry.get(key) for key in ("state_dir", "repository", "pr_number", "automation_stage", "error")}
+        for entry in _loops()
+        if "error" in entry or entry["automation_stage"] not in (None, *GONE)
+    ]
+
+
+def require_room_for_another(allow_many: bool) -> list[str]:
+    """``init``'s check: refuse a loop beyond ``MAX_LIVE_LOOPS`` live ones, unless the person allowed it (a warning)."""
+    from evaluator.policy import MAX_LIVE_LOOPS
+
+    live = live_loops()
+    if len(live) < MAX_LIVE_LOOPS:
+        return []
+    named = ", ".join(entry["state_dir"] for entry in live)
+    why = (
+        f"{len(live)} loops of this machine can still wake ({named}); with more than {MAX_LIVE_LOOPS} heartbeat "
+        "automations the Codex desktop app has been reported to loop resuming their threads"
+    )
+    if not allow_many:
+        raise ActError(
+            "too-many-live-loops",
+            f"{why}, so no plan is built. Let one finish or stop it (`loop.py list` shows them; the person deletes "
+            "an automation in Codex, then `loop.py forget`), or run `loop.py init` again with --allow-many-loops "
+            "if the person says so",
+            path="/loops",
+            details={"live": live},
+        )
+    return [f"{why}; started anyway (--allow-many-loops)"]
+
+
+def run_list(ctx: Context) -> dict[str, Any]:
     return {
-        "root": str(root),
-        "loops": loops,
+        "root": str(statedir.default_root()),
+        "loops": _loops(),
         "next": "continue a loop with its --state-dir; remove one that can no longer wake with `loop.py forget "
         "--state-dir DIR`",
     }

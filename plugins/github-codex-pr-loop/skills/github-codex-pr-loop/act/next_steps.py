@@ -49,6 +49,11 @@ NEXT_STEPS: Mapping[str, str] = {
     "automation-not-deleted": "pass the delete payload to automation_update again, then `loop.py verify-automation`",
     "automation-delete-not-permitted": "the loop is still running: follow the last wakeup's `next`",
     "prompt-rejected": "delete the PAUSED stub with `loop.py automation-delete`, then tell the person the errors",
+    "repository-not-inferred": "rerun `loop.py init` with --repository OWNER/REPO (and --base BRANCH)",
+    "base-not-inferred": "rerun `loop.py init` with --base BRANCH (the branch the pull request merges into)",
+    "head-not-inferred": "switch the checkout to the change's branch, or rerun `loop.py init` with --head BRANCH",
+    "too-many-live-loops": "tell the person which loops are live; finish or stop one first, or rerun `loop.py init` "
+    "with --allow-many-loops only if they say so",
     "state-dir-exists": "name a new --state-dir, or continue the existing loop with its own commands",
     "state-dir-inside-checkout": "name a --state-dir outside the checkout (or none: the default is outside)",
     "state-dir-missing": "pass the state_dir that `loop.py init` printed (`loop.py list` shows them)",

@@ -16,6 +16,11 @@ def none(parser: argparse.ArgumentParser) -> None:
     """A command with only the shared flags."""
 
 
+def report(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repository", required=True, metavar="OWNER/REPO", help="the GitHub repository of the pull request")
+    parser.add_argument("--pr", required=True, type=int, metavar="N", help="the pull request number")
+
+
 def _observing(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--path", action="append", default=[], metavar="P", help="a repository-relative path the change edits (repeat)"
@@ -30,14 +35,33 @@ def _observing(parser: argparse.ArgumentParser) -> None:
 
 
 def init(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--checkout", required=True, help="the local checkout holding the change")
-    parser.add_argument("--repository", required=True, metavar="OWNER/REPO")
-    parser.add_argument("--base", required=True, metavar="BRANCH")
-    parser.add_argument("--head", required=True, metavar="BRANCH")
+    parser.add_argument("--checkout", required=True, metavar="DIR", help="the local checkout holding the change")
+    parser.add_argument(
+        "--repository",
+        metavar="OWNER/REPO",
+        help="the pull request's repository on github.com (default: the one the remote of the head branch's "
+        "upstream names, else origin's)",
+    )
+    parser.add_argument(
+        "--base",
+        metavar="BRANCH",
+        help="the branch the pull request merges into (default: that remote's default branch, its "
+        "refs/remotes/REMOTE/HEAD)",
+    )
+    parser.add_argument(
+        "--head",
+        metavar="BRANCH",
+        help="the pull request's branch (default: the checkout's current branch; required with --create-branch)",
+    )
     _observing(parser)
     for flag in ("create-branch", "commit", "push"):
         parser.add_argument(f"--{flag}", action="store_true", help=f"the plan must {flag.replace('-', ' ')}")
-    parser.add_argument("--mode", required=True, choices=policy.WRITE_MODES)
+    parser.add_argument(
+        "--mode",
+        required=True,
+        choices=policy.WRITE_MODES,
+        help="approval-gated: the person approves every plan by its hash; autonomous: validated plans run",
+    )
     parser.add_argument("--title", help="the new PR's title (one line)")
     parser.add_argument("--title-file", metavar="PATH", help="the new PR's title, read exactly from a UTF-8 file")
     parser.add_argument("--body", help="the new PR's body")
@@ -58,6 +82,12 @@ def init(parser: argparse.ArgumentParser) -> None:
         metavar="G,...",
         help="only on the person's word: the guarantees they accept the plan runs without, where this machine "
         "cannot give them (exactly those init names when it refuses; references/prerequisites.md)",
+    )
+    parser.add_argument(
+        "--allow-many-loops",
+        action="store_true",
+        help="only on the person's word: start this loop although four loops of this machine can still wake "
+        "(`loop.py list`)",
     )
     parser.add_argument(
         "--reuse-pr",

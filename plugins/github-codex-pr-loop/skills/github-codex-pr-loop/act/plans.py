@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from act import aftermath, diff, judge, ledger, risk, sources, statedir, steps, summary, summary_diff
+from act import aftermath, diff, judge, ledger, risk, sources, statedir, steps, summary, summary_diff, verdicts
 from act.build import initial as initial_builder
 from act.build import recurring
 from act.command import HEX64, Context
@@ -316,9 +316,11 @@ def _build_initial(intent: dict[str, Any], snapshot: dict[str, Any], texts: dict
 def run_init(ctx: Context) -> dict[str, Any]:
     if ctx.args.run_id:
         raise UsageError("init generates the run id; give no --run-id")
-    from act import preflight
+    from act import inference, loops, preflight
 
     intent = _intent(ctx)
+    warnings = loops.require_room_for_another(ctx.args.allow_many_loops)  # before anything is observed
+    inferred = inference.fill(ctx.world, intent)  # --repository, --base, --head left out: from the checkout
     accepted = risk.parse_accepted(ctx.args.accept_risk)
     # Before anything is observed for the plan, and long before anything is written or approved.
     identity = preflight.run(
@@ -373,8 +375,10 @@ def run_init(ctx: Context) -> dict[str, Any]:
             commit_identity=identity.shown(),
             draft_pr=intent["draft_pr"],
             risk_record=record,
+            inferred=inferred,
         ),
         "next": _after_init(intent["mode"], directory),
+        **({"warnings": warnings} if warnings else {}),
     }
 
 
@@ -440,8 +444,8 @@ def rebuild_initial(ctx: Context) -> None:
         if approved != plan_hash:
             raise ActError(
                 "approval-missing",
-                f"the person has not approved the initial plan {plan_hash}; show its summary and wait for them to "
-                "name that hash",
+                f"the person has not approved the initial plan ({_prefix(plan_hash)}); show its summary and wait "
+                "for them to name that hash",
                 path="/initial_plan_hash",
             )
     else:
@@ -576,6 +580,7 @@ def _finish_plan(
     if result.action in steps.ENDS_THE_WAKEUP:  # await-approval: this wakeup writes nothing more
         ledger.end_wakeup(directory, result.action)
     output["next"] = steps.row(result.action, where(directory, plan_hash=plan_hash))
+    output["notify"] = result.action == "await-approval"  # an approval summary to show: the person is told now
     return output
 
 
@@ -734,6 +739,19 @@ def run_approve(ctx: Context) -> dict[str, Any]:
     return {"approved": approval.as_dict(), "next": after}
 
 
+def outcome(directory: statedir.StateDir) -> dict[str, Any]:
+    """Why the loop stands where it does and its merge gates: the last verdict's ``reasons`` and ``gates``.
+
+    The gates are the verdict's where its action reports them (the end, a
+    cleanup stop), else the last state's; None before any wakeup.
+    """
+    last = verdicts.read_last(directory)  # checked against its model
+    reported = getattr(last, "gates", None)
+    state = directory.read_optional(statedir.STATE)
+    gates = reported.as_dict() if reported is not None else (None if state is None else state.get("gates"))
+    return {"reasons": None if last is None else list(last.reasons), "gates": gates}
+
+
 def run_status(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     intent = directory.read_model_optional(statedir.INTENT, Intent)
@@ -758,6 +776,7 @@ def run_status(ctx: Context) -> dict[str, Any]:
         "wakeup": None if wakeup is None else wakeup.as_dict(),
         "automation": None if automation is None else automation.as_dict(),
         "last_action": last_action(directory),
+        **outcome(directory),
         "findings": [] if state is None else bound_findings(directory, state),
         "gate_unknowns": [] if state is None else gate_unknowns(directory, state),
         # Once the loop has finished: what Codex said since (GitHub is read only then).

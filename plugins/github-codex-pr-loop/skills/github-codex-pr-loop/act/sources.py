@@ -215,6 +215,14 @@ def changes_outside(world: World, checkout: str, paths: Sequence[str]) -> list[d
     ]
 
 
+def checkout_defaults(world: World, checkout: str) -> dict[str, Any]:
+    """The checkout's current branch, upstreams, remotes and their default branches (act/inference.py decides)."""
+    from observe import collect
+
+    with observing(), ExitStack() as stack:
+        return collect.git_observer(world.settings(), stack, checkout).checkout_defaults()
+
+
 def planned_diff(world: World, checkout: str, base_sha: str) -> bytes:
     """The change from ``base_sha`` to the work tree, as the snapshot's ``diff_sha256`` hashes it."""
     from observe import collect

@@ -108,7 +108,11 @@ WAKEUP: dict[ActionName, tuple[Step, ...]] = {
         Run("record-executed", "--plan-hash H"),
         Run("wakeup", "--automation-key KEY --continue", obey=True),
     ),
-    "finish-finalization": (Run("execute"), *_CLEANUP[:-1], Do("tell", "report the `gates`")),
+    "finish-finalization": (
+        Run("execute"),
+        *_CLEANUP[:-1],
+        Do("tell", "tell the person the loop is finished and report the `gates` and `reasons`"),
+    ),
     "done": (
         Do(
             "nothing",
@@ -128,6 +132,16 @@ WAKEUP: dict[ActionName, tuple[Step, ...]] = {
     ),
     "report": (Do("tell", "report-only: print the classification and the gates"),),
 }
+
+
+def notifies(action: ActionName, act: str) -> bool:
+    """Whether the person must be told now when ``next`` stops at the agent's ``act`` in ``action``'s row.
+
+    Showing an approval summary and telling of a stop or the end: yes (the
+    heartbeat turn ends with a notification). Waiting, and the agent's own
+    steps (reading findings, editing, passing a payload): no.
+    """
+    return act in ("show", "tell") or (act == "nothing" and action != "wait")
 
 
 @dataclass(frozen=True)

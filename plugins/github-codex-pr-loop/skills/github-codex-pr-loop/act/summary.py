@@ -100,10 +100,12 @@ def initial_summary(
     commit_identity: str | None = None,
     draft_pr: bool = True,
     risk_record: Mapping[str, Any] | None = None,
+    inferred: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """``diff``: the planned change as ``summary_diff`` shows it (or withholds it); ``commit_identity``: who
     every commit of the loop is by (the preflight found it; no digest binds it); ``draft_pr`` false: the
-    repository has no drafts, so the new PR is ready for review from the start."""
+    repository has no drafts, so the new PR is ready for review from the start; ``inferred``: the repository,
+    base or head init took from the checkout (act/inference.py), shown as such."""
     snapshot, manifest = document["initial_snapshot"], document["initial_manifest"]
     reuse = snapshot["existing_pr_number"]
     created = (
@@ -125,6 +127,7 @@ def initial_summary(
         "base_sha": (snapshot["base_sha"], _at("/initial_snapshot/base_sha")),
         "head_branch": (snapshot["head_branch"], _at("/initial_snapshot/head_branch")),
         "head_sha": (snapshot["current_head_sha"], _at("/initial_snapshot/current_head_sha")),
+        **_inferred(inferred),
         "pull_request": (
             f"reuse #{reuse} (title and body unchanged)" if reuse is not None else created,
             _words("/initial_snapshot/existing_pr_number"),
@@ -159,6 +162,17 @@ def initial_summary(
         "how_to_approve": (how_to_approve(manifest["mode"], document["initial_plan_hash"]), _HOW_TO_APPROVE),
     }
     return _covered(shown)
+
+
+def _inferred(inferred: Mapping[str, str] | None) -> dict[str, tuple[Any, Coverage]]:
+    """Which of the repository, base and head no flag gave: their values are the ones above, bound like the rest."""
+    if not inferred:
+        return {}
+    why = (
+        "inferred from the checkout, as no flag gave them: the current branch, the remote of its upstream (else "
+        "origin) and that remote's default branch; the plan binds the values shown above"
+    )
+    return {"inferred_from_checkout": (dict(inferred), _informational(why))}
 
 
 def _covered(shown: Mapping[str, tuple[Any, Coverage]]) -> dict[str, Any]:

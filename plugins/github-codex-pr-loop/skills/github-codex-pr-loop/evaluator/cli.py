@@ -40,6 +40,17 @@ class _Help(argparse.Action):
         raise HelpRequested(parser.format_help())
 
 
+def _version() -> str:
+    from .version import VERSION
+
+    return f"evaluate_state.py (github-codex-pr-loop) {VERSION}\n"
+
+
+class _Version(_Help):
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        raise HelpRequested(_version())
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse would print and exit itself
         raise UsageError(message)
@@ -72,6 +83,7 @@ def _parser(strict: bool = True) -> _Parser:
     )
     if strict:
         parser.add_argument("-h", "--help", action=_Help, help="show this help and exit 0")
+        parser.add_argument("--version", action=_Version, help="print the version and exit 0")
     checks: Any = parser.add_mutually_exclusive_group(required=True) if strict else parser
     once: Any = _Once if strict else "store"
     checks.add_argument(
@@ -235,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if "-h" in argv or "--help" in argv:  # help wins over any other complaint about the line
             raise HelpRequested(_parser().format_help())
+        if "--version" in argv:  # as help: before any complaint about the rest of the line
+            raise HelpRequested(_version())
         _unknown_arguments(argv)
         args = _parser().parse_args(argv)
         check = _check_name(args)

@@ -10,7 +10,8 @@ images and links reduced to their text (a link's ``[`` is no part of what
 Codex says), typographic quotes folded, whitespace collapsed. A finding always
 wins: a priority badge makes a reply findings whatever else it says. A reply
 that matches more than one kind of "no review" (or one of them and the clean
-text) is ambiguous; one that matches nothing is unrecognised.
+text) is ambiguous; a reply that reads as findings in prose and says the clean
+text too is unrecognised; one that matches nothing is unrecognised.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Literal
 from . import policy
 
 IssueCommentForm = Literal["summary", "findings", "unavailable", "clean", "clean-commitless", "unrecognized"]
-ReviewForm = Literal["findings", "unrecognized"]
+ReviewForm = Literal["findings", "clean", "unrecognized"]
 
 _IMAGE = re.compile(r"!\[([^\[\]]*)\]\([^()\s]*\)")
 _LINK = re.compile(r"\[([^\[\]]*)\]\([^()\s]*\)")
@@ -71,17 +72,38 @@ def read_issue_comment(body: str) -> Reading:
         raise AmbiguousReplyError(f"the reply states {len(kinds)} kinds of no review and clean={clean}")
     if kinds:
         return Reading("unavailable", kinds[0])
-    if policy.CODEX_CLEAN_OPENING.search(text):
+    clean_text = clean or policy.CODEX_TASK_SUMMARY_CLEAN.search(text) is not None
+    if reads_as_prose_findings(text):
+        # Findings and the clean text at once: no reading is safe.
+        return Reading("unrecognized" if clean_text else "findings")
+    if policy.CODEX_CLEAN_OPENING.search(text) or (
+        policy.CODEX_TASK_SUMMARY_OPENING.search(text) and policy.CODEX_TASK_SUMMARY_CLEAN.search(text)
+    ):
         return Reading("clean" if reviewed_commit_prefixes(body) else "clean-commitless")
     return Reading("unrecognized")
 
 
-def read_review(body: str) -> ReviewForm:
+def reads_as_prose_findings(text: str) -> bool:
+    """Findings without a badge: the review heading opening the reply, the review's suggestions line, or
+    the feedback line that ends every Codex finding (a normalised text)."""
+    return any(
+        pattern.search(text)
+        for pattern in (policy.CODEX_REVIEW_HEADING, policy.CODEX_FINDINGS_PROSE, policy.CODEX_FINDING_FEEDBACK)
+    )
+
+
+def read_review(body: str, commit_id: str | None = None) -> ReviewForm:
     """A review is findings when it opens with Codex's review heading, carries a badge, or has no body
-    (GitHub's form for a review that is only its inline comments, which are findings); else unrecognised."""
+    (GitHub's form for a review that is only its inline comments, which are findings); clean when it is
+    the clean verdict posted as a review (the clean opening, nothing that reads as findings, and any
+    Reviewed commit it names is the review's own ``commit_id``); else unrecognised."""
     text = normalise(body)
     if not text or has_priority_badge(text) or policy.CODEX_REVIEW_HEADING.search(text):
         return "findings"
+    if policy.CODEX_CLEAN_OPENING.search(text) and not reads_as_prose_findings(text) and not unavailable_kinds(text):
+        named = reviewed_commit_prefixes(body)
+        if commit_id is None or all(commit_id.startswith(prefix) for prefix in named):
+            return "clean"
     return "unrecognized"
 
 

@@ -53,6 +53,9 @@ class Facts:
     unavailable: bool
     unavailable_kinds: tuple[str, ...]  # each kind of the bound unavailable replies, sorted
     unrecognized: tuple[UnrecognizedReply, ...]  # unrecognised replies posted after the request
+    # Codex never picked the request up: no 👀 and no answer of any kind,
+    # REQUEST_ACKNOWLEDGEMENT_TIMEOUT after it was posted (observed by the collector).
+    not_responding: bool
     review_settling: bool  # a Completed row for the head, younger than a heartbeat, and nothing else
     review_failed: bool
     review_running: bool
@@ -223,6 +226,37 @@ def is_clean(state: RecurringState, answering: list[Response], rows: list[Summar
     return clean_answer or plus_one or completed
 
 
+def codex_spoke_after_request(state: RecurringState) -> bool:
+    """Anything of Codex's after the request: a response, a "no review" reply, a summary row, a +1."""
+    if state.request_created_at is None:
+        return False
+    requested = parse_timestamp(state.request_created_at)
+    times = [
+        *(moment for response in state.responses for moment in (response.created_at, response.content_version_at)),
+        *(reply.created_at for reply in state.unavailable_replies if reply.kind != policy.UNACKNOWLEDGED),
+        *(reply.created_at for reply in state.unrecognized_replies),
+        *(row.content_version_at for row in state.summary_rows),
+        *(reaction.created_at for reaction in state.plus_one_reactions),
+    ]
+    return any(parse_timestamp(moment) > requested for moment in times)
+
+
+def request_not_picked_up(state: RecurringState) -> bool:
+    """The collector saw no 👀 on the current request, at least the acknowledgement bound after it was posted
+    and by its deadline, and Codex has said nothing since the request: the review will not come."""
+    if state.request_comment_id is None or state.request_created_at is None:
+        return False
+    requested = parse_timestamp(state.request_created_at)
+    observed = any(
+        reply.kind == policy.UNACKNOWLEDGED
+        and reply.id == str(state.request_comment_id)
+        and parse_timestamp(reply.created_at) - requested >= policy.REQUEST_ACKNOWLEDGEMENT_TIMEOUT
+        and bound_to_request(state, reply.created_at)
+        for reply in state.unavailable_replies
+    )
+    return observed and not codex_spoke_after_request(state)
+
+
 def has_recurring_finding(state: RecurringState) -> bool:
     """An actionable thread says again what an already eligible (addressed) thread said."""
     eligible_bodies = {thread.body_sha256 for thread in state.eligible_codex_threads}
@@ -339,7 +373,11 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
     rows = bound_summary_rows(state)
     findings = has_findings(state, answering)
     clean = is_clean(state, answering, rows, now)
-    unavailable = [reply for reply in state.unavailable_replies if bound_to_request(state, reply.created_at)]
+    unavailable = [
+        reply
+        for reply in state.unavailable_replies
+        if reply.kind != policy.UNACKNOWLEDGED and bound_to_request(state, reply.created_at)
+    ]
 
     plan_kind: PlanKind | None = None
     if state.remediation_manifest is not None:
@@ -381,6 +419,7 @@ def observe_facts(state: RecurringState, now: datetime, cli_approved: str | None
         unavailable=bool(unavailable),
         unavailable_kinds=tuple(sorted({reply.kind for reply in unavailable})),
         unrecognized=tuple(bound_unrecognized(state)),
+        not_responding=request_not_picked_up(state),
         review_settling=any(row.status == "completed" and not row_settled(row, now) for row in rows),
         review_failed=any(row.status == "failed" for row in rows),
         review_running=any(row.status == "running" for row in rows),

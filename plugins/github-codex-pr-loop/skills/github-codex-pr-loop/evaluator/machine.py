@@ -139,6 +139,9 @@ ROWS: tuple[Row, ...] = (
     # A Completed row younger than a heartbeat: its review may not be served yet.
     Row("wait", "codex-review-settling", lambda f: f.review_settling),
     Row("request-timeout", "request-deadline-passed", lambda f: f.timed_out),
+    # No 👀 and no answer long after the request: Codex never picked it up.
+    # Never re-requested: the person decides (references/actions.md).
+    Row("stop-reviewer-unavailable", "reviewer-not-responding", lambda f: f.not_responding),
     Row("wait", "codex-review-running", lambda f: f.review_running),
     Row("wait", "awaiting-codex-response", _always),
 )
@@ -155,6 +158,7 @@ REPORT_ROWS: tuple[Row, ...] = (
     Row("report", "review-failed", lambda f: f.review_failed),
     Row("report", "review-settling", lambda f: f.review_settling),
     Row("report", "timed-out", lambda f: f.timed_out),
+    Row("report", "reviewer-not-responding", lambda f: f.not_responding),
     Row("report", "review-running", lambda f: f.review_running),
     Row("report", "awaiting-response", _always),
 )

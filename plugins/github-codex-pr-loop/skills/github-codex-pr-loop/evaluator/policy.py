@@ -27,6 +27,12 @@ TRUSTED_CODEX_BOT_TYPE: str = get_args(TrustedBotType)[0]
 # Automation schedule: the heartbeat every wakeup runs on.
 HEARTBEAT_RRULE = "FREQ=MINUTELY;INTERVAL=2"
 
+# Live loops (automations that can still wake) a machine may hold before init
+# refuses another without the person's word: with more than four heartbeat
+# automations targeting threads the Codex desktop app has been reported to
+# loop resuming them, so a fifth is started only with --allow-many-loops.
+MAX_LIVE_LOOPS = 4
+
 # How long one review request may stay unanswered. Reviews usually land within
 # 1-10 minutes; 30 minutes is where other loops give up. A timeout is never a
 # clean signal.
@@ -149,6 +155,13 @@ CODEX_REVIEWED_COMMIT = re.compile(r"(?i:\*\*reviewed commit:\*\*) `([0-9a-f]{7,
 # A blob permalink to a file and line, as a finding posted as a plain comment
 # carries it: the sha is the commit the finding was written against.
 CODEX_BLOB_PERMALINK = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/blob/([0-9a-f]{40})/")
+# The same permalink with its path and line range, for a person's report of a finding.
+CODEX_BLOB_PERMALINK_LINES = re.compile(
+    r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/blob/(?P<sha>[0-9a-f]{40})/(?P<path>[^\s#?)]+)"
+    r"(?:#L(?P<start>[0-9]{1,9})(?:-L(?P<end>[0-9]{1,9}))?)?"
+)
+# A finding's priority, as its badge names it ("P1 Badge" in the normalised text).
+CODEX_PRIORITY = re.compile(r"\b(P[0-3]) Badge\b", re.IGNORECASE)
 # A priority badge: an image whose text is "P0 Badge" .. "P3 Badge" (the
 # normalised form of ![P1 Badge](https://img.shields.io/badge/P1-orange?style=flat)).
 # Any trusted reply that carries one is findings, whatever else it says.
@@ -161,11 +174,36 @@ CODEX_REVIEW_HEADING = re.compile(r"^#{1,6} (?:\S{1,2} )?Codex Review\b", re.IGN
 # the +1 reaction does (references/github-observations.md, "Clean forms").
 CODEX_CLEAN_OPENING = re.compile(r"^Codex Review: Didn't find any major issues\b", re.IGNORECASE)
 CODEX_CLEAN_TEXT = re.compile(r"\bDidn't find any major issues\b", re.IGNORECASE)
+# The clean answer worded as a task summary, as Codex writes it when the
+# request carried text after "@codex review" (it answers as a task): the reply
+# opens with a "Summary" heading and says in so many words that no major issue
+# was found. Either part alone is no clean answer.
+CODEX_TASK_SUMMARY_OPENING = re.compile(r"^(?:#{1,6} Summary\b|\*\*Summary:?\*\*)", re.IGNORECASE)
+CODEX_TASK_SUMMARY_CLEAN = re.compile(
+    r"\b(?:Didn't find any major issues|No major issues (?:were )?found)\b", re.IGNORECASE
+)
+# Findings in prose, without a priority badge: an issue comment that opens
+# with Codex's review heading, or carries the line its reviews with findings
+# carry, or ends a finding with the feedback line every Codex finding ends
+# with. A reply that reads as findings this way and says the clean text too is
+# no safe reading: it is unrecognised.
+CODEX_FINDINGS_PROSE = re.compile(r"\bHere are some automated review suggestions\b", re.IGNORECASE)
+CODEX_FINDING_FEEDBACK = re.compile(r"\bUseful\? React with \S{1,2} / \S{1,2}", re.IGNORECASE)
+# What a review request looks like, whoever posts it: a line that begins
+# "@codex review". A Codex reply about a commit the loop never asked about,
+# posted after such a request by someone else, answers that request.
+CODEX_REVIEW_TRIGGER = re.compile(r"(?m)^@codex review\b")
 
 # Replies that mean no review will come for the request: neither findings nor
 # clean. Each is (kind, variant, pattern); the kind is what the stop reports.
-UnavailableKind = Literal["usage-limit", "setup", "error"]
-UNAVAILABLE_KINDS: tuple[str, ...] = get_args(UnavailableKind)
+ReplyUnavailableKind = Literal["usage-limit", "setup", "error"]
+UNAVAILABLE_KINDS: tuple[str, ...] = get_args(ReplyUnavailableKind)
+# Not a reply: the collector's observation that Codex never picked the
+# request up (below), carried as an entry of ``unavailable_replies`` whose id
+# is the request comment's and whose time is the observation's.
+UnacknowledgedKind = Literal["unacknowledged"]
+UNACKNOWLEDGED: str = get_args(UnacknowledgedKind)[0]
+UnavailableKind = Literal[ReplyUnavailableKind, UnacknowledgedKind]
 CODEX_UNAVAILABLE_FORMS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("usage-limit", "reached-your-limits", re.compile(r"\bYou have reached your Codex usage limits\b", re.IGNORECASE)),
     ("usage-limit", "limits-have-been-reached", re.compile(r"\bCodex usage limits have been reached\b", re.IGNORECASE)),
@@ -179,6 +217,19 @@ CODEX_UNAVAILABLE_FORMS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("error", "something-went-wrong", re.compile(r"^Codex Review: Something went wrong\b", re.IGNORECASE)),
     ("error", "could-not-complete", re.compile(r"^Codex couldn't complete this request\b", re.IGNORECASE)),
 )
+
+# Codex acknowledges a review request by reacting 👀 ("eyes") on the request
+# comment when it picks it up, usually within seconds and under load within a
+# minute or two, long before its answer (1-10 minutes). A request that, this
+# long after it was posted, carries no 👀 by the trusted account and has no
+# Codex answer of any kind (no reply, review, summary row or +1) was never
+# picked up: dropped, or the quota silently exhausted. The loop then stops as
+# the reviewer not responding instead of spending the rest of REQUEST_TIMEOUT
+# (ten more heartbeats, each a model turn) on a review that will not come.
+# Ten minutes is five heartbeats: several times the slowest pick-up seen, and
+# within the one to fifteen minutes other loops allow for it.
+REQUEST_ACKNOWLEDGEMENT_TIMEOUT = timedelta(minutes=10)
+CODEX_ACKNOWLEDGEMENT_REACTION = "eyes"
 
 # A summary comment's Completed row is not an answer until it has stood for
 # one heartbeat: GitHub may show the row before the review it stands for is

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from . import markers as loop_markers
 from . import policy
@@ -76,7 +77,7 @@ def render_review_body(template: str, final_head_sha: str) -> str:
     return template.replace(policy.FINAL_HEAD_PLACEHOLDER, final_head_sha)
 
 
-def render_prompt(automation_key: str, bootstrap_snapshot: dict) -> str:
+def render_prompt(automation_key: str, bootstrap_snapshot: dict[str, Any]) -> str:
     """The evaluator-owned v1 prompt with its two placeholders filled, once each."""
     head, rest = policy.AUTOMATION_PROMPT_TEMPLATE_V1.split(policy.AUTOMATION_KEY_PLACEHOLDER)
     middle, tail = rest.split(policy.CHECKPOINT_PLACEHOLDER)

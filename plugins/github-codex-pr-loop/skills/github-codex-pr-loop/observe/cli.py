@@ -99,6 +99,11 @@ def _parser() -> UnknownFlagsFirstParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    from evaluator.version import VERSION
+
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s (github-codex-pr-loop) {VERSION}", help="print the version"
+    )
     parser.add_argument("--api-url", default="https://api.github.com", metavar="URL", help="GitHub REST base URL")
     parser.add_argument("--gh", metavar="PATH", help="absolute path of the GitHub CLI used as git's credential helper")
     parser.add_argument("--stats", action="store_true", help="print request and rate-limit counts to standard error")

@@ -261,7 +261,9 @@ def wakeup_with_notes(
     repository, pr_number, run_id = checkpoint["repository"], checkpoint["pr_number"], checkpoint["run_id"]
     with ExitStack() as stack:
         git = _git(settings, stack, checkout)
-        github = observe_pull_request(_github(settings, stack, repository), repository, pr_number, run_id)
+        github = observe_pull_request(
+            _github(settings, stack, repository), repository, pr_number, run_id, settings.observed_at
+        )
         key = markers.automation_key(checkpoint["host"], repository, pr_number, run_id)
         state = wakeup_state(
             boot,
@@ -282,7 +284,9 @@ def wakeup_with_notes(
 def report(settings: Settings, *, repository: str, pr_number: int, run_id: str) -> dict[str, Any]:
     """A report-only state: GitHub alone."""
     with ExitStack() as stack:
-        github = observe_pull_request(_github(settings, stack, repository), repository, pr_number, run_id)
+        github = observe_pull_request(
+            _github(settings, stack, repository), repository, pr_number, run_id, settings.observed_at
+        )
     return report_state(github, run_id=run_id, observed_at=settings.observed_at)
 
 

@@ -37,7 +37,7 @@ def expected_finalization_operations(manifest: FinalizationManifest) -> list[str
     return operations + ["delete-owned-automation"]
 
 
-def _common_violations(manifest: Any, base: tuple) -> list[Violation]:
+def _common_violations(manifest: Any, base: tuple[object, ...]) -> list[Violation]:
     at = partial(pointer, *base)
     found = fixed_value_violations(manifest, at)
     key = parse_request_key(manifest.request_key)
@@ -73,7 +73,7 @@ def _common_violations(manifest: Any, base: tuple) -> list[Violation]:
 
 
 def remediation_violations(
-    manifest: RemediationManifest, fix_rounds: int, base: tuple = REMEDIATION
+    manifest: RemediationManifest, fix_rounds: int, base: tuple[object, ...] = REMEDIATION
 ) -> list[Violation]:
     at = partial(pointer, *base)
     found = _common_violations(manifest, base)
@@ -103,7 +103,7 @@ def remediation_violations(
     return found
 
 
-def finalization_violations(manifest: FinalizationManifest, base: tuple = FINALIZATION) -> list[Violation]:
+def finalization_violations(manifest: FinalizationManifest, base: tuple[object, ...] = FINALIZATION) -> list[Violation]:
     found = _common_violations(manifest, base)
     expected = expected_finalization_operations(manifest)
     if manifest.operations != expected:
@@ -117,7 +117,7 @@ def finalization_violations(manifest: FinalizationManifest, base: tuple = FINALI
     return found
 
 
-def _mismatch(base: tuple, field: str, observed: Any, expected: Any, source: str) -> Violation:
+def _mismatch(base: tuple[object, ...], field: str, observed: Any, expected: Any, source: str) -> Violation:
     return Violation(
         "plan-snapshot-mismatch",
         pointer(*base, field),
@@ -164,14 +164,18 @@ def finalization_branch_drift(manifest: FinalizationManifest, state: RecurringSt
 
 
 def _drift(
-    manifest: Any, state: RecurringState, raw_state: dict[str, Any], base: tuple, extra: list[tuple[str, Any, str]]
+    manifest: Any,
+    state: RecurringState,
+    raw_state: dict[str, Any],
+    base: tuple[object, ...],
+    extra: list[tuple[str, Any, str]],
 ) -> list[Violation]:
     found = []
     for field, expected, source in _bindings(manifest, state) + extra:
         observed = getattr(manifest, field)
         if observed != expected:
             found.append(_mismatch(base, field, observed, expected, source))
-    raw_manifest = raw_state[base[0]]
+    raw_manifest = raw_state[str(base[0])]  # the manifest's own key: REMEDIATION or FINALIZATION
     if raw_manifest["responses"] != raw_state["responses"]:
         found.append(
             _mismatch(

@@ -25,7 +25,7 @@ def fixed_value_violations(document: Any, at: Callable[[str], str]) -> list[Viol
     return found
 
 
-def path_violations(paths: Sequence[str], records: Sequence[PathRecord], base: tuple) -> list[Violation]:
+def path_violations(paths: Sequence[str], records: Sequence[PathRecord], base: tuple[object, ...]) -> list[Violation]:
     found: list[Violation] = []
     if list(paths) != sorted(paths):
         found.append(Violation("paths-not-sorted", pointer(*base, "paths"), "paths must be sorted by code point"))
@@ -74,7 +74,7 @@ def _normalized_absolute(executable: str) -> bool:
     )
 
 
-def command_violations(commands: Sequence[Command], base: tuple) -> list[Violation]:
+def command_violations(commands: Sequence[Command], base: tuple[object, ...]) -> list[Violation]:
     found: list[Violation] = []
     for index, command in enumerate(commands):
         where = pointer(*base, "commands", index, "argv")
@@ -91,7 +91,7 @@ def command_violations(commands: Sequence[Command], base: tuple) -> list[Violati
     return found
 
 
-def boundary_violations(boundary: ExecutionBoundary, base: tuple) -> list[Violation]:
+def boundary_violations(boundary: ExecutionBoundary, base: tuple[object, ...]) -> list[Violation]:
     """The two allowed forms of the execution boundary."""
     found: list[Violation] = []
     git = boundary.git

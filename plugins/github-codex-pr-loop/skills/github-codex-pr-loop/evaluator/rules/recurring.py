@@ -62,7 +62,7 @@ def response_order(response: Any) -> tuple[str, int]:
     return (response.source, int(response.id))
 
 
-def ordering_violations(state: RecurringState, base: tuple = ()) -> list[Violation]:
+def ordering_violations(state: RecurringState, base: tuple[object, ...] = ()) -> list[Violation]:
     at = partial(pointer, *base)
     found = []
     found += _sorted_unique(
@@ -112,6 +112,15 @@ def ordering_violations(state: RecurringState, base: tuple = ()) -> list[Violati
         at("unavailable_replies"),
         "unavailable replies (by integer id)",
     )
+    found += [
+        Violation(
+            "unacknowledged-not-current-request",
+            at("unavailable_replies", index, "id"),
+            f"an unacknowledged request must be the current one ({state.request_comment_id}), not {reply.id}",
+        )
+        for index, reply in enumerate(state.unavailable_replies)
+        if reply.kind == policy.UNACKNOWLEDGED and reply.id != str(state.request_comment_id)
+    ]
     found += _sorted_unique(
         state.unrecognized_replies,
         response_order,
@@ -139,7 +148,7 @@ def ordering_violations(state: RecurringState, base: tuple = ()) -> list[Violati
     return found
 
 
-def unrecognized_reply_violations(state: RecurringState, base: tuple = ()) -> list[Violation]:
+def unrecognized_reply_violations(state: RecurringState, base: tuple[object, ...] = ()) -> list[Violation]:
     """An unrecognised reply is one of the responses, and its excerpt is one the collector could have made.
 
     The excerpt reaches a person through the stop's output: a state that
@@ -164,7 +173,7 @@ def unrecognized_reply_violations(state: RecurringState, base: tuple = ()) -> li
     return found
 
 
-def request_violations(state: RecurringState, base: tuple = ()) -> list[Violation]:
+def request_violations(state: RecurringState, base: tuple[object, ...] = ()) -> list[Violation]:
     at = partial(pointer, *base)
     found = []
     keys = list(state.completed_request_keys)
@@ -229,7 +238,7 @@ def request_violations(state: RecurringState, base: tuple = ()) -> list[Violatio
     return found
 
 
-def mode_violations(state: RecurringState, base: tuple = ()) -> list[Violation]:
+def mode_violations(state: RecurringState, base: tuple[object, ...] = ()) -> list[Violation]:
     found = []
     if state.mode == "report-only":
         found += [
@@ -258,7 +267,7 @@ def mode_violations(state: RecurringState, base: tuple = ()) -> list[Violation]:
     return found
 
 
-def plan_hash_violations(state: RecurringState, raw: dict[str, Any], base: tuple = ()) -> list[Violation]:
+def plan_hash_violations(state: RecurringState, raw: dict[str, Any], base: tuple[object, ...] = ()) -> list[Violation]:
     found = []
     for kind in ("remediation", "finalization"):
         manifest, plan_hash = raw[f"{kind}_manifest"], raw[f"{kind}_plan_hash"]
@@ -310,7 +319,7 @@ def approval_violations(state: RecurringState, cli_approved: str | None) -> list
     return []
 
 
-def state_violations(state: RecurringState, raw: dict[str, Any], base: tuple = ()) -> list[Violation]:
+def state_violations(state: RecurringState, raw: dict[str, Any], base: tuple[object, ...] = ()) -> list[Violation]:
     at = partial(pointer, *base)
     found = fixed_value_violations(state, at)
     if state.pr_url != canonical_pr_url(state.repository, state.pr_number):

@@ -218,6 +218,36 @@ class GitObserver:
             raise GitObservationError("git-remote-url-not-canonical", message)
         return name
 
+    def checkout_defaults(self) -> dict:
+        """What the checkout itself says about a pull request, for the flags a person leaves out.
+
+        ``head_branch``: the current branch (None when HEAD is detached);
+        ``upstreams``: each local branch's ``branch.<name>.remote``;
+        ``remotes``: each remote's github.com repository per URL (None for a
+        URL that names none, ``github_repository_of``); ``default_branches``:
+        each remote's default branch, the target of ``refs/remotes/<remote>/HEAD``.
+        Plain facts: which of them a command takes is its own decision.
+        """
+        code, out = self.runner.run(["symbolic-ref", "--quiet", "HEAD"], ok_codes=(0, 1))
+        symbolic = _utf8(out, "HEAD").strip() if code == 0 else ""
+        head = symbolic.removeprefix("refs/heads/") if symbolic.startswith("refs/heads/") else None
+        upstreams: dict[str, str] = {}
+        remotes: dict[str, list[str | None]] = {}
+        for entry in self._config_entries():
+            section, _, rest = entry.key.partition(".")
+            name, _, variable = rest.rpartition(".")
+            if section.lower() == "branch" and name and variable.lower() == "remote" and entry.value:
+                upstreams[name] = entry.value
+            if section.lower() == "remote" and name and variable.lower() == "url":
+                remotes.setdefault(name, []).append(github_repository_of(entry.value or ""))
+        default_branches = {}
+        for record in self._ref_records("refs/remotes/"):
+            remote, _, last = record["name"].removeprefix("refs/remotes/").rpartition("/")
+            target_prefix = f"refs/remotes/{remote}/"
+            if last == "HEAD" and remote in remotes and record["symref"].startswith(target_prefix):
+                default_branches[remote] = record["symref"].removeprefix(target_prefix)
+        return {"head_branch": head, "upstreams": upstreams, "remotes": remotes, "default_branches": default_branches}
+
     def base_sha(self, remote: str, base_branch: str) -> str:
         """The commit at refs/remotes/<remote>/<base_branch> (an exact ref, never a symbolic one)."""
         refname = self._remote_ref(remote, base_branch)

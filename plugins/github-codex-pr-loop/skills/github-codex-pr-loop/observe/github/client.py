@@ -60,6 +60,7 @@ READ_OPERATIONS = (
     "pulls.list_review_comments",
     "issues.list_comments",
     "reactions.list_for_issue",
+    "reactions.list_for_issue_comment",
     "git.get_ref",
     "repos.get_branch",
     "repos.get_branch_protection",

@@ -11,11 +11,13 @@ field-by-field normalization).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 from evaluator.canonical import text_digest
 from evaluator.formats import RUN_ID
 from observe.github import gates as github_gates
+from observe.github.acknowledgement import unacknowledged_request
 from observe.github.client import PER_PAGE, GitHubClient, split_repository
 from observe.github.fields import body_text, field, kind_of, objects, positive_id, sha40, shape_error
 from observe.github.merge_state import MergeState, read_merge_state
@@ -25,6 +27,7 @@ from observe.github.responses import (
     codex_issue_comments,
     codex_review_comments,
     codex_reviews,
+    foreign_review_requests,
     loop_comments,
     plus_one_reactions,
 )
@@ -152,11 +155,23 @@ def _fetch_rulesets(client: GitHubClient, branch: str) -> tuple[str, Any]:
     return ("read", reply.body)
 
 
-def observe_pull_request(client: GitHubClient, repository: str, pr_number: int, run_id: str) -> PullRequestObservation:
-    """The complete observation document, or ``GitHubObservationError``."""
+def observe_pull_request(
+    client: GitHubClient, repository: str, pr_number: int, run_id: str, observed_at: datetime | None = None
+) -> PullRequestObservation:
+    """The complete observation document, or ``GitHubObservationError``.
+
+    With ``observed_at`` (a wakeup's or a report's instant), a current request
+    Codex has not picked up in time is reported too (observe/github/acknowledgement.py).
+    """
     if not RUN_ID.matches(run_id):
         raise ValueError("run_id must be 32 lowercase hex digits")
-    return normalize_snapshot(fetch_snapshot(client, repository, pr_number), repository, pr_number, run_id)
+    observation = normalize_snapshot(fetch_snapshot(client, repository, pr_number), repository, pr_number, run_id)
+    if observed_at is not None:
+        entry = unacknowledged_request(client, observation, observed_at)
+        if entry is not None:
+            replies = [*observation["unavailable_replies"], entry]
+            observation["unavailable_replies"] = sorted(replies, key=lambda reply: int(reply["id"]))
+    return observation
 
 
 # -- normalization ---------------------------------------------------------
@@ -289,9 +304,10 @@ def normalize_snapshot(
     requests, claims, anomalies = loop_comments(snapshot.issue_comments, authenticated_user_id, run_id)
     request_index = RequestIndex(requests)
     comment_responses, unavailable, summary_rows, unrecognized = codex_issue_comments(
-        snapshot.issue_comments, request_index
+        snapshot.issue_comments, request_index, foreign_review_requests(snapshot.issue_comments, requests)
     )
-    review_responses, unrecognized_reviews = codex_reviews(snapshot.reviews, request_index)
+    review_responses, unrecognized_reviews, clean_review_rows = codex_reviews(snapshot.reviews, request_index)
+    summary_rows += clean_review_rows
     responses = comment_responses + review_responses + codex_review_comments(snapshot.review_comments, request_index)
     unrecognized += unrecognized_reviews
     unrecognized.sort(key=lambda reply: (reply["source"], int(reply["id"])))

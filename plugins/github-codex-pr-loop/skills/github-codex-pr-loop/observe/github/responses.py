@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator import codex_text, markers
+from evaluator import codex_text, markers, policy
 from evaluator.canonical import text_digest
 from evaluator.formats import parse_timestamp as instant
 from evaluator.policy import TRUSTED_CODEX_BOT_ID, TRUSTED_CODEX_BOT_TYPE
@@ -140,9 +140,30 @@ def _named_commit(comment_id: int, body: str, requests: RequestIndex, where: str
     return bool(linked), requested[0] if requested else None
 
 
+def foreign_review_requests(comments: list[dict[str, Any]], requests: list[RequestMarker]) -> list[str]:
+    """When someone other than this run asked Codex for a review: the ``created_at`` of every issue
+    comment with a line that begins "@codex review", except this run's own requests and Codex's comments."""
+    ours = {request["comment_id"] for request in requests}
+    found: list[str] = []
+    for comment in comments:
+        if codex_signals.is_trusted_codex_author(comment.get("user")):
+            continue
+        comment_id = positive_id(comment, "issue comment")
+        where = f"issue comment {comment_id}"
+        if comment_id not in ours and policy.CODEX_REVIEW_TRIGGER.search(body_text(comment, where)):
+            found.append(timestamp(comment.get("created_at"), f"{where} created_at"))
+    return found
+
+
+def _answers_someone_else(created_at: str, foreign_requests: list[str]) -> bool:
+    moment = instant(created_at)
+    return any(instant(requested) < moment for requested in foreign_requests)
+
+
 def codex_issue_comments(
-    comments: list[dict[str, Any]], requests: RequestIndex
+    comments: list[dict[str, Any]], requests: RequestIndex, foreign_requests: list[str] | None = None
 ) -> tuple[list[Response], list[UnavailableReply], list[SummaryRow], list[UnrecognizedReply]]:
+    """``foreign_requests``: when others asked for a review (``foreign_review_requests``)."""
     responses: list[Response] = []
     unavailable: list[UnavailableReply] = []
     summary_rows: list[SummaryRow] = []
@@ -172,9 +193,15 @@ def codex_issue_comments(
             continue
         names_commit, commit_sha = _named_commit(comment_id, body, requests, where)
         clean = reading.form in ("clean", "clean-commitless")
-        # A clean text about a commit the loop never asked about is no documented
+        unrequested = clean and names_commit and commit_sha is None
+        if unrequested and _answers_someone_else(created_at, foreign_requests or []):
+            # A clean answer about a commit the loop never asked about, posted after
+            # someone else asked for a review: it answers that request, not this
+            # loop's. Left unbound: no response of the loop, and no stop.
+            continue
+        # A clean text about a commit nobody asked about is no documented
         # form: it must not pass for the one-line clean that names no commit.
-        if reading.form == "unrecognized" or (clean and names_commit and commit_sha is None):
+        if reading.form == "unrecognized" or unrequested:
             unrecognized.append(_unrecognized("issue-comment", comment_id, created_at, body))
         responses.append(
             _response("issue-comment", comment_id, body, commit_sha, created_at, updated_at, requests, clean)
@@ -185,9 +212,18 @@ def codex_issue_comments(
 
 def codex_reviews(
     reviews: list[dict[str, Any]], requests: RequestIndex
-) -> tuple[list[Response], list[UnrecognizedReply]]:
+) -> tuple[list[Response], list[UnrecognizedReply], list[SummaryRow]]:
+    """Responses, unrecognised replies, and the clean verdicts posted as reviews.
+
+    A review's response cannot say "no findings" (only an issue comment's can,
+    a state rule), so the clean verdict posted as a review is carried as what it
+    states: a Completed code review of its ``commit_id``, a summary row whose
+    ``comment_id`` is the review's id. Like any Completed row it counts once it
+    has stood a heartbeat, and only for the requested head.
+    """
     responses: list[Response] = []
     unrecognized: list[UnrecognizedReply] = []
+    clean_rows: list[SummaryRow] = []
     for review in reviews:
         if not codex_signals.is_trusted_codex_author(review.get("user")):
             continue
@@ -197,12 +233,23 @@ def codex_reviews(
         commit_id = review.get("commit_id")
         commit_sha = None if commit_id is None else sha40(commit_id, f"{where} commit_id")
         body = body_text(review, where)
-        if codex_text.read_review(body) == "unrecognized":
+        form = codex_text.read_review(body, commit_sha)
+        if form == "clean":
+            clean_rows.append(
+                {
+                    "comment_id": str(review_id),
+                    "status": "completed",
+                    "head_sha": requests.expand(commit_sha, where),
+                    "content_version_at": submitted_at,
+                }
+            )
+            continue
+        if form == "unrecognized":
             unrecognized.append(_unrecognized("review", review_id, submitted_at, body))
         responses.append(
             _response("review", review_id, body, commit_sha, submitted_at, submitted_at, requests, False)
         )
-    return responses, unrecognized
+    return responses, unrecognized, clean_rows
 
 
 def codex_review_comments(comments: list[dict[str, Any]], requests: RequestIndex) -> list[Response]:
