@@ -1,0 +1,178 @@
+"""The hands under Codex's real sandbox (``codex sandbox``), with each policy a user is likely to have.
+
+The Codex CLI is the real one (tests/codex_cli.py); the simulator plays GitHub
+on 127.0.0.1 behind its HTTPS front. Every ``loop.py`` runs as Codex's shell
+tool runs it: ``codex sandbox -c sandbox_mode=... -- python scripts/loop.py``
+in the checkout (the workspace), with a temporary ``HOME`` and ``CODEX_HOME``.
+``/tmp`` is taken out of the writable roots (``exclude_slash_tmp``) so the
+state root and the checkout's ``.git``, which live under the test's temporary
+directory, are as writable as they are under a real home: not at all, unless
+named. Each policy ends in success or in the one structured error that names
+the setting that fixes it (references/prerequisites.md, "Codex's sandbox").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import executor_stack
+from tests.codex_cli import codex_binary
+
+ROOT = Path(__file__).resolve().parent.parent
+LOOP = str(ROOT / "scripts" / "loop.py")
+
+
+@pytest.fixture
+def stack(tmp_path, monkeypatch):
+    started = executor_stack.start(tmp_path, monkeypatch)
+    yield started
+    started.stop()
+
+
+def _environment(stack: executor_stack.Stack) -> dict[str, str]:
+    home, codex_home, scratch = stack.tmp / "home", stack.tmp / "codex-home", stack.tmp / "scratch"
+    for directory in (home, codex_home, scratch):
+        directory.mkdir(exist_ok=True)
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "CODEX_HOME": str(codex_home),
+        "TMPDIR": str(scratch),  # Codex's workspace-write keeps $TMPDIR writable
+        "XDG_STATE_HOME": str(stack.tmp / "state"),
+        "XDG_CACHE_HOME": str(stack.tmp / "cache"),
+    }
+
+
+def _policy(mode: str, *, network: bool = False, roots: tuple[Path, ...] = ()) -> list[str]:
+    settings = [f'sandbox_mode="{mode}"']
+    if mode == "workspace-write":
+        settings.append("sandbox_workspace_write.exclude_slash_tmp=true")
+        if network:
+            settings.append("sandbox_workspace_write.network_access=true")
+        if roots:
+            settings.append("sandbox_workspace_write.writable_roots=" + json.dumps([str(root) for root in roots]))
+    return [part for setting in settings for part in ("-c", setting)]
+
+
+def _loop(stack: executor_stack.Stack, policy: list[str], *args: str, status: int) -> dict[str, Any]:
+    """One loop.py command under ``codex sandbox``; its one JSON line, the exit status checked."""
+    command = [codex_binary(), "sandbox", *policy, "--", sys.executable, LOOP, *args]
+    completed = subprocess.run(
+        command, env=_environment(stack), cwd=stack.checkout, capture_output=True, text=True, timeout=240, check=False
+    )
+    lines = completed.stdout.splitlines()
+    assert len(lines) == 1, completed.stdout + completed.stderr
+    result: dict[str, Any] = json.loads(lines[0])
+    assert completed.returncode == status, (result, completed.stderr)
+    return result
+
+
+def _init(stack: executor_stack.Stack, *extra: str) -> list[str]:
+    args = executor_stack.init_args(stack, *extra)
+    at = args.index("--command")
+    del args[at : at + 2]  # validation commands need a network namespace: tested on their own below
+    return [*args, *stack.network_flags()]
+
+
+def _refusal(result: dict[str, Any]) -> dict[str, Any]:
+    assert result["ok"] is False
+    (error,) = result["errors"]
+    assert error["code"] == "codex-sandbox-refused", error
+    assert error["path"] == "/sandbox"
+    return error
+
+
+def _git_dir(stack: executor_stack.Stack) -> Path:
+    return stack.checkout / ".git"
+
+
+def test_read_only_init_refuses_at_once_naming_sandbox_mode_every_root_and_the_network(stack):
+    codex_binary()
+    result = _loop(stack, _policy("read-only"), *_init(stack), status=1)
+    error = _refusal(result)
+    needs = {refused["need"] for refused in result["refused"]}
+    assert needs == {"temporary directory", "state directory", "git directory", "network"}
+    assert "The session runs read-only (sandbox_mode)" in error["message"]
+    assert 'sandbox_mode = "workspace-write"' in result["config_toml"]
+    assert "network_access = true" in result["config_toml"]
+    state_root = stack.tmp / "state" / "github-codex-pr-loop"
+    assert f'writable_roots = ["{state_root}", "{_git_dir(stack)}"]' in result["config_toml"]
+    assert result["mkdir_first"] == f"mkdir -p {state_root}"  # it does not exist, so Codex would leave it read-only
+    assert "codex exec resume" in error["message"] and "config.toml" in error["message"]
+    assert not state_root.exists()
+
+
+def test_workspace_write_defaults_refuse_the_missing_state_root_the_git_dir_and_the_network(stack):
+    codex_binary()
+    result = _loop(stack, _policy("workspace-write"), *_init(stack), status=1)
+    _refusal(result)
+    refused = {item["need"]: item for item in result["refused"]}
+    assert set(refused) == {"state directory", "git directory", "network"}
+    assert refused["git directory"]["path"] == str(_git_dir(stack))
+    assert refused["network"]["reason"] == "CODEX_SANDBOX_NETWORK_DISABLED=1"
+    assert result["mkdir_first"].startswith("mkdir -p ")
+    assert "--add-dir " + str(_git_dir(stack)) in result["codex_flags"]
+
+
+def test_workspace_write_with_network_and_the_documented_roots_builds_the_plan(stack):
+    codex_binary()
+    state_root = stack.tmp / "state" / "github-codex-pr-loop"
+    state_root.mkdir(parents=True)  # the documented `mkdir -p` first
+    policy = _policy("workspace-write", network=True, roots=(state_root, _git_dir(stack)))
+    made = _loop(stack, policy, *_init(stack), status=0)
+    assert made["ok"] is True and Path(made["state_dir"]).parent == state_root
+    assert (Path(made["state_dir"]) / "setup.json").is_file()
+
+    # The same settings carry the plan out: fetch, branch, commit and push write the checkout's .git.
+    went = _loop(stack, policy, "next", "--state-dir", made["state_dir"], status=0)
+    assert went["ok"] is True, went
+    assert stack.remote_tip(executor_stack.HEAD_BRANCH) is not None
+
+    # A resumed session without those settings (`codex exec resume` takes no -s/--add-dir) is read-only:
+    # its next command names the same roots, never an internal error.
+    resumed = _loop(stack, _policy("read-only"), "next", "--state-dir", made["state_dir"], status=1)
+    _refusal(resumed)
+    assert str(state_root) in resumed["config_toml"] and str(_git_dir(stack)) in resumed["config_toml"]
+    assert resumed["mkdir_first"] is None  # the root exists now
+
+
+def test_validation_commands_under_workspace_write_are_refused_naming_danger_full_access(stack):
+    codex_binary()
+    state_root = stack.tmp / "state" / "github-codex-pr-loop"
+    state_root.mkdir(parents=True)
+    policy = _policy("workspace-write", network=True, roots=(state_root, _git_dir(stack)))
+    args = [*executor_stack.init_args(stack), *stack.network_flags()]
+    result = _loop(stack, policy, *args, status=1)
+    error = next(error for error in result["errors"] if error["code"] == "isolation-unavailable")
+    assert 'sandbox_mode = "danger-full-access"' in error["message"]
+
+
+def test_danger_full_access_builds_the_plan_with_its_validation_command(stack):
+    codex_binary()
+    args = [*executor_stack.init_args(stack), *stack.network_flags()]
+    made = _loop(stack, _policy("danger-full-access"), *args, status=0)
+    assert made["ok"] is True
+    assert "run-validation" in json.dumps(made["operations"])
+
+
+def test_outside_codex_an_unwritable_state_root_is_its_own_error_with_no_codex_advice(stack, capsys, monkeypatch):
+    for name in ("CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_SANDBOX", "CODEX_THREAD_ID", "CODEX_MANAGED_BY_NPM"):
+        monkeypatch.delenv(name, raising=False)
+    blocked = stack.tmp / "blocked"
+    blocked.write_text("a file where the state root's parent should be\n")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocked))
+    from act import cli
+
+    code = cli.main(_init(stack))
+    result = json.loads(capsys.readouterr().out)
+    assert code == 1
+    (error,) = result["errors"]
+    assert error["code"] == "state-dir-unusable" and error["path"] == "/state_dir"
+    assert "Codex" not in error["message"] and "writable_roots" not in error["message"]
