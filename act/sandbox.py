@@ -8,8 +8,9 @@ instead of an ``OSError`` halfway through or a network preflight that times
 out:
 
 1. a writable temporary directory (git's empty HOME, validation's scratch);
-2. the state directory: for ``init`` the state root, created when missing;
-   for later commands the loop's own directory;
+2. the state directory: for ``init`` the state root (made for the probe when
+   missing, then removed: a refused ``init`` leaves nothing behind); for
+   later commands the loop's own directory;
 3. the checkout's git directories, for the commands that write git;
 4. the network, when Codex's sandbox says it is off
    (``CODEX_SANDBOX_NETWORK_DISABLED=1``); where it is on, the preflight's
@@ -248,14 +249,26 @@ def _temporary_refusal() -> Refusal | None:
 def _state_refusal(needs: Needs) -> Refusal | None:
     assert needs.state is not None
     directory = needs.state
+    made: list[Path] = []  # init leaves nothing behind when it refuses: what the probe made goes again
     if needs.state_is_root and not os.path.isdir(directory):
+        made = [parent for parent in (directory, *directory.parents) if not os.path.lexists(parent)][::-1]
         try:
             directory.mkdir(mode=0o700, parents=True)
         except OSError as error:
             needs.missing_roots.append(str(directory))
+            _remove(made)
             return Refusal("state directory", str(directory), error.strerror or type(error).__name__)
     reason = _write_probe(directory)
+    _remove(made)
     return Refusal("state directory", str(directory), reason) if reason is not None else None
+
+
+def _remove(made: list[Path]) -> None:
+    for directory in reversed(made):
+        try:
+            os.rmdir(directory)
+        except OSError:
+            return
 
 
 def _write_probe(directory: Path) -> str | None:

@@ -141,6 +141,8 @@ def test_workspace_write_with_network_and_the_documented_roots_builds_the_plan(s
     _refusal(resumed)
     assert str(state_root) in resumed["config_toml"] and str(_git_dir(stack)) in resumed["config_toml"]
     assert resumed["mkdir_first"] is None  # the root exists now
+    # Reading needs no write: status answers in the read-only sandbox.
+    assert _loop(stack, _policy("read-only"), "status", "--state-dir", made["state_dir"], status=0)["ok"] is True
 
 
 def test_validation_commands_under_workspace_write_are_refused_naming_danger_full_access(stack):
@@ -176,3 +178,43 @@ def test_outside_codex_an_unwritable_state_root_is_its_own_error_with_no_codex_a
     (error,) = result["errors"]
     assert error["code"] == "state-dir-unusable" and error["path"] == "/state_dir"
     assert "Codex" not in error["message"] and "writable_roots" not in error["message"]
+
+
+def test_a_state_file_that_cannot_be_written_is_state_dir_unusable_not_an_os_error(tmp_path):
+    from act import statedir
+    from act.errors import ActError
+
+    directory = statedir.StateDir.create(tmp_path / "loop")
+    (directory.path / "plans").write_text("a file where the plans directory goes\n")
+    with pytest.raises(ActError) as refused:
+        directory.write("plans/next.json", {"kind": "x"})
+    assert refused.value.code == "state-dir-unusable" and refused.value.path == "/state_dir"
+    assert "plans/next.json" in refused.value.message
+
+
+def test_git_observer_without_a_temporary_directory_is_its_own_code(tmp_path, monkeypatch):
+    import tempfile
+
+    from observe.git.observer import GitObserver
+    from observe.git.runner import GitObservationError
+
+    repo = tmp_path / "checkout"
+    repo.mkdir()
+    executor_stack.git(repo, "init", "-q")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-directory"))
+    with pytest.raises(GitObservationError) as refused:
+        GitObserver(str(repo), gh_path="/bin/true")
+    assert refused.value.code == "git-temp-dir-unusable"
+
+
+def test_an_escaped_os_error_names_the_file_and_inside_codex_the_setting():
+    import errno
+
+    from act import sandbox
+
+    error = OSError(errno.EROFS, "Read-only file system", "/home/u/.local/state/x")
+    outside = sandbox.os_error(error, environ={})
+    inside = sandbox.os_error(error, environ={"CODEX_SANDBOX_NETWORK_DISABLED": "1"})
+    assert outside.code == inside.code == "filesystem-refused"
+    assert "/home/u/.local/state/x" in outside.message and "writable_roots" not in outside.message
+    assert "writable_roots" in inside.message and "danger-full-access" in inside.message
