@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from act import progress
 from act.errors import ActError
 from evaluator import policy
 
@@ -85,6 +86,7 @@ def run_commands(
     output_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     results = []
     for index, command in enumerate(commands):
+        progress.say(f"run-validation: command {index + 1} of {len(commands)} ({os.path.basename(command['argv'][0])})")
         result = _run_one(list(command["argv"]), checkout, isolated, timeout)
         for stream in ("stdout", "stderr"):
             path = output_dir / f"{index}.{stream}"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,7 +62,51 @@ def _policy(mode: str, *, network: bool = False, roots: tuple[Path, ...] = ()) -
     return [part for setting in settings for part in ("-c", setting)]
 
 
-def _loop(stack: executor_stack.Stack, policy: list[str], *args: str, status: int) -> dict[str, Any]:
+def _documented(stack: executor_stack.Stack, which: int) -> list[str]:
+    """The ``which``-th config.toml of prerequisites.md's "Codex's sandbox", with this test's paths, as the config.
+
+    Written to ``$CODEX_HOME/config.toml``, where a Codex session (``codex exec``, ``codex exec resume``)
+    reads all of it. ``codex sandbox`` reads its ``[sandbox_workspace_write]`` table but not its
+    ``sandbox_mode`` (it defaults to read-only), so that one key is repeated as ``-c``. The example paths
+    become this test's state root and ``.git``; ``exclude_slash_tmp`` keeps /tmp, where the test lives,
+    from granting what a home directory would not.
+    """
+    text = (ROOT / "references" / "prerequisites.md").read_text(encoding="utf-8")
+    section = text[text.index("## Codex's sandbox") : text.index("## Validation inside Codex")]
+    config = re.findall(r"```toml\n(.*?)```", section, re.S)[which]
+    config = config.replace("/home/you/.local/state/github-codex-pr-loop", str(_state_root(stack)))
+    config = config.replace("/home/you/src/widgets/.git", str(_git_dir(stack)))
+    if "[sandbox_workspace_write]" in config:
+        config = config.replace("[sandbox_workspace_write]\n", "[sandbox_workspace_write]\nexclude_slash_tmp = true\n")
+    assert "/home/you" not in config
+    _environment(stack)
+    (stack.tmp / "codex-home" / "config.toml").write_text(config, encoding="utf-8")
+    mode = re.search(r'^sandbox_mode = "([a-z-]+)"$', config, re.M)
+    assert mode is not None
+    return ["-c", f'sandbox_mode="{mode.group(1)}"']
+
+
+def _session_sees(stack: executor_stack.Stack) -> str:
+    """What a Codex session started in the checkout is told of its sandbox (no model call): config.toml's."""
+    completed = subprocess.run(
+        [codex_binary(), "debug", "prompt-input", "hello"],
+        env=_environment(stack),
+        cwd=stack.checkout,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return completed.stdout
+
+
+def _state_root(stack: executor_stack.Stack) -> Path:
+    return stack.tmp / "state" / "github-codex-pr-loop"
+
+
+def _loop(
+    stack: executor_stack.Stack, policy: list[str], *args: str, status: int, stderr: list[str] | None = None
+) -> dict[str, Any]:
     """One loop.py command under ``codex sandbox``; its one JSON line, the exit status checked."""
     command = [codex_binary(), "sandbox", *policy, "--", sys.executable, LOOP, *args]
     completed = subprocess.run(
@@ -70,6 +115,8 @@ def _loop(stack: executor_stack.Stack, policy: list[str], *args: str, status: in
     lines = completed.stdout.splitlines()
     assert len(lines) == 1, completed.stdout + completed.stderr
     result: dict[str, Any] = json.loads(lines[0])
+    if stderr is not None:
+        stderr.append(completed.stderr)
     assert completed.returncode == status, (result, completed.stderr)
     return result
 
@@ -123,16 +170,25 @@ def test_workspace_write_defaults_refuse_the_missing_state_root_the_git_dir_and_
 
 def test_workspace_write_with_network_and_the_documented_roots_builds_the_plan(stack):
     codex_binary()
-    state_root = stack.tmp / "state" / "github-codex-pr-loop"
+    state_root = _state_root(stack)
     state_root.mkdir(parents=True)  # the documented `mkdir -p` first
-    policy = _policy("workspace-write", network=True, roots=(state_root, _git_dir(stack)))
+    policy = _documented(stack, 0)
+    seen = _session_sees(stack)  # a session (codex exec, resume, the heartbeat's thread) takes the file whole
+    assert "`sandbox_mode` is `workspace-write`" in seen and "Network access is enabled" in seen
+    assert f'<entry access=\\"write\\"><path>{state_root}</path>' in seen
+    assert f'<entry access=\\"write\\"><path>{_git_dir(stack)}</path>' in seen
     made = _loop(stack, policy, *_init(stack), status=0)
     assert made["ok"] is True and Path(made["state_dir"]).parent == state_root
     assert (Path(made["state_dir"]) / "setup.json").is_file()
 
     # The same settings carry the plan out: fetch, branch, commit and push write the checkout's .git.
-    went = _loop(stack, policy, "next", "--state-dir", made["state_dir"], status=0)
+    progress: list[str] = []
+    went = _loop(stack, policy, "next", "--state-dir", made["state_dir"], status=0, stderr=progress)
     assert went["ok"] is True, went
+    # Long steps say what they do on standard error while standard output stays the one JSON line.
+    said = [line for line in progress[0].splitlines() if line.startswith("loop.py: ")]
+    assert "loop.py: next: running loop.py execute" in said
+    assert any(line.startswith("loop.py: push (") for line in said), said
     assert stack.remote_tip(executor_stack.HEAD_BRANCH) is not None
 
     # A resumed session without those settings (`codex exec resume` takes no -s/--add-dir) is read-only:
@@ -159,9 +215,15 @@ def test_validation_commands_under_workspace_write_are_refused_naming_danger_ful
 def test_danger_full_access_builds_the_plan_with_its_validation_command(stack):
     codex_binary()
     args = [*executor_stack.init_args(stack), *stack.network_flags()]
-    made = _loop(stack, _policy("danger-full-access"), *args, status=0)
+    made = _loop(stack, _documented(stack, 1), *args, status=0)
     assert made["ok"] is True
     assert "run-validation" in json.dumps(made["operations"])
+    progress: list[str] = []
+    went = _loop(
+        stack, _policy("danger-full-access"), "next", "--state-dir", made["state_dir"], status=0, stderr=progress
+    )
+    assert "run-validation" in went["did"][0]["performed"]
+    assert "loop.py: run-validation: command 1 of 1 (test)" in progress[0].splitlines()
 
 
 def test_outside_codex_an_unwritable_state_root_is_its_own_error_with_no_codex_advice(stack, capsys, monkeypatch):
