@@ -168,28 +168,24 @@ def test_workspace_write_defaults_refuse_the_missing_state_root_the_git_dir_and_
     assert "--add-dir " + str(_git_dir(stack)) in result["codex_flags"]
 
 
+def _documented_init(stack: executor_stack.Stack) -> tuple[list[str], dict[str, Any]]:
+    """prerequisites.md's workspace-write recipe, its `mkdir -p` first, and init under it."""
+    _state_root(stack).mkdir(parents=True)
+    policy = _documented(stack, 0)
+    made = _loop(stack, policy, *_init(stack), status=0)
+    assert made["ok"] is True and Path(made["state_dir"]).parent == _state_root(stack)
+    return policy, made
+
+
 def test_workspace_write_with_network_and_the_documented_roots_builds_the_plan(stack):
     codex_binary()
     state_root = _state_root(stack)
-    state_root.mkdir(parents=True)  # the documented `mkdir -p` first
-    policy = _documented(stack, 0)
+    policy, made = _documented_init(stack)
+    assert (Path(made["state_dir"]) / "setup.json").is_file()
     seen = _session_sees(stack)  # a session (codex exec, resume, the heartbeat's thread) takes the file whole
     assert "`sandbox_mode` is `workspace-write`" in seen and "Network access is enabled" in seen
     assert f'<entry access=\\"write\\"><path>{state_root}</path>' in seen
     assert f'<entry access=\\"write\\"><path>{_git_dir(stack)}</path>' in seen
-    made = _loop(stack, policy, *_init(stack), status=0)
-    assert made["ok"] is True and Path(made["state_dir"]).parent == state_root
-    assert (Path(made["state_dir"]) / "setup.json").is_file()
-
-    # The same settings carry the plan out: fetch, branch, commit and push write the checkout's .git.
-    progress: list[str] = []
-    went = _loop(stack, policy, "next", "--state-dir", made["state_dir"], status=0, stderr=progress)
-    assert went["ok"] is True, went
-    # Long steps say what they do on standard error while standard output stays the one JSON line.
-    said = [line for line in progress[0].splitlines() if line.startswith("loop.py: ")]
-    assert "loop.py: next: running loop.py execute" in said
-    assert any(line.startswith("loop.py: push (") for line in said), said
-    assert stack.remote_tip(executor_stack.HEAD_BRANCH) is not None
 
     # A resumed session without those settings (`codex exec resume` takes no -s/--add-dir) is read-only:
     # its next command names the same roots, never an internal error.
@@ -199,6 +195,21 @@ def test_workspace_write_with_network_and_the_documented_roots_builds_the_plan(s
     assert resumed["mkdir_first"] is None  # the root exists now
     # Reading needs no write: status answers in the read-only sandbox.
     assert _loop(stack, _policy("read-only"), "status", "--state-dir", made["state_dir"], status=0)["ok"] is True
+
+
+@pytest.mark.slow
+def test_the_documented_roots_carry_the_plan_out_with_progress_on_standard_error(stack):
+    codex_binary()
+    policy, made = _documented_init(stack)
+    # fetch, branch, commit and push write the checkout's .git; the PR and the review request go to GitHub.
+    progress: list[str] = []
+    went = _loop(stack, policy, "next", "--state-dir", made["state_dir"], status=0, stderr=progress)
+    assert went["did"][0]["performed"][:5] == ["fetch-base", "create-branch", "stage-files", "commit", "push"]
+    assert stack.remote_tip(executor_stack.HEAD_BRANCH) is not None
+    # Long steps say what they do on standard error while standard output stays the one JSON line.
+    said = [line for line in progress[0].splitlines() if line.startswith("loop.py: ")]
+    assert "loop.py: next: running loop.py execute" in said
+    assert any(line.startswith("loop.py: push (") for line in said), said
 
 
 def test_validation_commands_under_workspace_write_are_refused_naming_danger_full_access(stack):
@@ -218,6 +229,13 @@ def test_danger_full_access_builds_the_plan_with_its_validation_command(stack):
     made = _loop(stack, _documented(stack, 1), *args, status=0)
     assert made["ok"] is True
     assert "run-validation" in json.dumps(made["operations"])
+
+
+@pytest.mark.slow
+def test_danger_full_access_runs_the_validation_isolated_with_progress_on_standard_error(stack):
+    codex_binary()
+    args = [*executor_stack.init_args(stack), *stack.network_flags()]
+    made = _loop(stack, _documented(stack, 1), *args, status=0)
     progress: list[str] = []
     went = _loop(
         stack, _policy("danger-full-access"), "next", "--state-dir", made["state_dir"], status=0, stderr=progress
