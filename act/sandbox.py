@@ -118,7 +118,7 @@ def needs_of(name: str, args: argparse.Namespace, environ: Mapping[str, str] = o
 
 
 def check(needs: Needs, environ: Mapping[str, str] = os.environ) -> list[Refusal]:
-    """Every need the machine refuses, cheapest first; nothing is left behind but a created state root."""
+    """Every need the machine refuses, cheapest first; the probes leave nothing behind."""
     refusals: list[Refusal] = []
     temporary = _temporary_refusal()
     if temporary is not None:
