@@ -45,7 +45,9 @@ def _environment(stack: executor_stack.Stack) -> dict[str, str]:
         "PATH": os.environ["PATH"],
         "HOME": str(home),
         "CODEX_HOME": str(codex_home),
-        "TMPDIR": str(scratch),  # Codex's workspace-write keeps $TMPDIR writable
+        # Codex's workspace-write keeps $TMPDIR writable; and with CODEX_HOME outside it, Codex makes its helper
+        # aliases there (it refuses under the temporary directory, and a system bubblewrap needs them).
+        "TMPDIR": str(scratch),
         "XDG_STATE_HOME": str(stack.tmp / "state"),
         "XDG_CACHE_HOME": str(stack.tmp / "cache"),
     }
