@@ -162,20 +162,21 @@ def codex_error(refusals: list[Refusal], needs: Needs) -> ActError:
     flags = " ".join(
         ["-s workspace-write", "-c sandbox_workspace_write.network_access=true", *(f"--add-dir {r}" for r in roots)]
     )
-    message = (
-        f"Codex's sandbox refuses what the loop needs: {refused}. "
-        + ("The session runs read-only (sandbox_mode); " if read_only else "")
-        + (
-            f"first run `{mkdir}` outside the sandbox (Codex leaves a writable root that does not exist "
-            "read-only), then "
-            if mkdir
-            else ""
-        )
-        + f'start Codex with {flags} (or sandbox_mode = "danger-full-access"), and put the same settings in '
+    steps = (
+        "first run `" + mkdir + "` outside the sandbox (Codex leaves a writable root that does not exist "
+        "read-only), then "
+        if mkdir
+        else ""
+    )
+    steps += (
+        f'start Codex with {flags} (or sandbox_mode = "danger-full-access"), and put the same settings in '
         "config.toml, which `codex exec resume` and the heartbeat's thread read (they take no -s or --add-dir): "
         + config.replace("\n", " ").strip()
         + ' (references/prerequisites.md, "Codex\'s sandbox")'
     )
+    if read_only:
+        steps = "The session runs read-only (sandbox_mode); " + steps
+    message = f"Codex's sandbox refuses what the loop needs: {refused}. {steps[0].upper()}{steps[1:]}"
     return ActError(
         "codex-sandbox-refused",
         message,
