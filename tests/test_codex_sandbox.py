@@ -300,3 +300,29 @@ def test_an_escaped_os_error_names_the_file_and_inside_codex_the_setting():
     assert outside.code == inside.code == "filesystem-refused"
     assert "/home/u/.local/state/x" in outside.message and "writable_roots" not in outside.message
     assert "writable_roots" in inside.message and "danger-full-access" in inside.message
+
+
+def _mount_namespace_available() -> bool:
+    try:
+        completed = subprocess.run(["unshare", "-rm", "true"], capture_output=True, timeout=30, check=False)
+    except OSError:
+        return False
+    return completed.returncode == 0
+
+
+@pytest.mark.skipif(not _mount_namespace_available(), reason="no user and mount namespaces here (unshare -rm)")
+def test_outside_codex_a_read_only_git_dir_is_refused_before_anything_with_no_codex_advice(stack):
+    """The checkout's .git mounted read-only (as a sandbox would leave it): init names it, not git's failure."""
+    environment = {name: value for name, value in _environment(stack).items() if name not in ("CODEX_HOME",)}
+    git_dir = str(_git_dir(stack))
+    script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && shift && exec "$@"'
+    command = ["unshare", "-rm", "sh", "-c", script, "sh", git_dir, sys.executable, LOOP, *_init(stack)]
+    completed = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=240, check=False)
+    (line,) = completed.stdout.splitlines()
+    result = json.loads(line)
+    assert completed.returncode == 1, result
+    (error,) = result["errors"]
+    assert error["code"] == "git-dir-unwritable" and error["path"] == "/checkout"
+    assert git_dir in error["message"] and "Read-only file system" in error["message"]
+    assert "Codex" not in error["message"]
+    assert not _state_root(stack).exists()
