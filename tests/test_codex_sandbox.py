@@ -313,7 +313,7 @@ def _mount_namespace_available() -> bool:
 @pytest.mark.skipif(not _mount_namespace_available(), reason="no user and mount namespaces here (unshare -rm)")
 def test_outside_codex_a_read_only_git_dir_is_refused_before_anything_with_no_codex_advice(stack):
     """The checkout's .git mounted read-only (as a sandbox would leave it): init names it, not git's failure."""
-    environment = {name: value for name, value in _environment(stack).items() if name not in ("CODEX_HOME",)}
+    environment = _environment(stack)  # none of the variables Codex sets
     git_dir = str(_git_dir(stack))
     script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && shift && exec "$@"'
     command = ["unshare", "-rm", "sh", "-c", script, "sh", git_dir, sys.executable, LOOP, *_init(stack)]
