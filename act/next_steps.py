@@ -60,6 +60,12 @@ NEXT_STEPS: Mapping[str, str] = {
     "loop-still-scheduled": "delete the automation first (a stop's `loop.py automation-delete`, or the person)",
     "state-dir-unsafe": "make it a plain directory of yours with mode 0700 (chmod 700), then run again",
     "state-dir-unusable": "check the directory's permissions and free space, then run again",
+    "codex-sandbox-refused": "tell the person the settings the message names (they change Codex's configuration, "
+    "not you), then run the same command again in a session started with them",
+    "temp-dir-unusable": "set TMPDIR to a directory you can write, then run again",
+    "git-dir-unwritable": "run the loop as a user who can write the checkout's .git, then run again",
+    "filesystem-refused": "make the file the message names writable (or tell the person the sandbox setting it "
+    "names), then run the same command again",
     "state-file-missing": _STATE,
     "state-file-unsafe": "make the file a plain 0600 file of yours (chmod 600), then run again",
     "state-file-invalid": _STATE,

@@ -157,6 +157,7 @@ def setup_preflight(ctx: Context, intent: dict[str, Any]) -> dict[str, Any]:
 
 def _require_validation_isolation(intent: dict[str, Any]) -> None:
     from act import validation
+    from act.sandbox import isolation_advice
 
     # An accepted risk gives up network isolation, and the plan says so (act/risk.py).
     if intent["commands"] and intent["risk_acceptance"] is None and not validation.network_isolation_available():
@@ -165,7 +166,7 @@ def _require_validation_isolation(intent: dict[str, Any]) -> None:
             "the validation commands must run without network (unshare --net) and this machine cannot start a "
             "command in a new network namespace (no /usr/bin/unshare, or user namespaces are not allowed); no plan "
             "is built. Run the loop where user namespaces are allowed, or run the validation yourself and give no "
-            '--command (references/prerequisites.md, "Validation isolation")',
+            '--command (references/prerequisites.md, "Validation isolation").' + isolation_advice(),
             path="/commands",
         )
 

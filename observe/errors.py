@@ -55,6 +55,7 @@ GIT_CODES: Mapping[str, str] = {
     "gh-config-dir-invalid": "GH_CONFIG_DIR (or HOME, where gh's configuration is looked for) is not absolute",
     "git-credential-env-invalid": "the credential environment cannot be built safely",
     "git-home-not-empty": "the private HOME of the runner is missing or no longer empty",
+    "git-temp-dir-unusable": "no temporary directory can be made for git's empty HOME",
     "git-timeout": "a git command ran past its time limit",
     "git-command-failed": "a git command exited with a status it may not",
     "git-output-not-utf8": "git printed something that is not UTF-8",
@@ -180,6 +181,10 @@ NEXT_STEPS: Mapping[str, str] = {
     "gh-config-dir-invalid": "set GH_CONFIG_DIR to the absolute path of gh's configuration directory",
     "git-credential-env-invalid": "run without unusual credential variables (only GH_TOKEN, GITHUB_TOKEN, GH_HOST ...)",
     "git-home-not-empty": "run the same command again (a private temporary HOME was disturbed)",
+    "git-temp-dir-unusable": (
+        "set TMPDIR to a directory you can write; inside Codex, a sandbox other than read-only "
+        '(sandbox_mode = "workspace-write"; references/prerequisites.md)'
+    ),
     "git-timeout": "check the network route to github.com and the repository's size, then run again",
     "git-command-failed": "read git's message, fix what it names in the checkout, then run the same command again",
     "git-output-not-utf8": "rename the files whose names are not UTF-8, then run again",

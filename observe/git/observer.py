@@ -120,7 +120,12 @@ class GitObserver:
         # --git-dir skips git's own safe.directory check, so ownership is checked here.
         refuse_foreign_ownership(self.worktree, self.git_dir, self.common_dir)
         self._refuse_forged_ancestry()
-        self._home = tempfile.mkdtemp(prefix="git-empty-home-")
+        try:
+            self._home = tempfile.mkdtemp(prefix="git-empty-home-")
+        except OSError as error:  # Codex's read-only sandbox leaves no writable temporary directory
+            raise GitObservationError(
+                "git-temp-dir-unusable", f"no temporary directory for git's empty HOME ({error.strerror or error})"
+            ) from None
         try:
             self.runner = GitRunner(
                 git_path, gh_path, self.git_dir, self.worktree, self._home,

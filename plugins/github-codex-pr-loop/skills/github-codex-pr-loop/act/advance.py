@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from act import ledger, plans, statedir, steps, verdicts
+from act import ledger, plans, progress, statedir, steps, verdicts
 from act.command import Command, Context
 from act.errors import ActError
 from act.state_models import AutomationProgress, NextAgenda, RemediationPlan, build
@@ -63,6 +63,7 @@ class _Advance:
         from act.cli import TABLE, parser
 
         row: Command = next(row for row in TABLE if row.name == command)
+        progress.say(" ".join(["next: running loop.py", command, *args]))
         parsed = parser().parse_args([command, "--state-dir", str(self.directory.path), *args])
         try:
             result = row.runner()(Context(self.ctx.world, parsed))

@@ -275,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
         _validate(args)
         output_format = args.format
         row = next(row for row in TABLE if row.name == args.subcommand)
+        from act import sandbox
+
+        sandbox.check_command(row.name, args)  # what the command will need, before it starts (cheapest first)
         world = _world(args, secrets)
         try:
             result: dict[str, Any] = {"ok": True, "command": args.subcommand, **row.runner()(Context(world, args))}
@@ -291,6 +294,11 @@ def main(argv: list[str] | None = None) -> int:
         result, status = refusals.masked(result, refusals.pending_hash(args)), 1
     except KeyboardInterrupt:
         raise
+    except OSError as error:  # a file the sandbox or the system refused: say which, never "internal"
+        from act import sandbox
+
+        refused = sandbox.os_error(error)
+        result, status = {"ok": False, "command": name, "errors": refused.all_errors(), **refused.details}, 1
     except Exception as error:  # never a traceback: a bug here must still fail closed
         result, status = (
             {

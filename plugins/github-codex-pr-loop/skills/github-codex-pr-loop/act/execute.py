@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from act import statedir
+from act import progress, statedir
 from act.errors import ActError
 from act.ghops import GitHubWriter
 from act.gitops import GitWriter
@@ -160,6 +160,7 @@ def execute(job: Job, *, only: str | None = None, one: bool = False) -> dict[str
             performed.append({"operation": operation, "outcome": "handed-off"})
             break
         else:
+            progress.say(f"{operation} ({job.operations.index(operation) + 1} of {len(job.operations)} operations)")
             job.recheck(operation, entry)
             outcome = OPERATIONS[operation](job, entry)
             entry["done"].append(operation)

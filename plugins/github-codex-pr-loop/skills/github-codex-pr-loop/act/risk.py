@@ -115,13 +115,16 @@ def initial_acceptance(
     flag = f"--accept-risk {','.join(required)}"
     if accepted is None:
         network = why == "isolation-unavailable"
+        from act.sandbox import isolation_advice
+
         raise ActError(
             why,
             f"this plan cannot have the isolated form here: {_in_words(required)}; no plan is built. Run the "
             "loop where user namespaces are allowed (`unshare -rn true` must work) and the checkout has no active "
             "clean filter, or run the validation yourself and give no --command; or, only if the person accepts "
             f"exactly these losses, run `loop.py init` again adding `{flag}` (the approval summary shows the "
-            'acceptance record the plan hash binds; references/prerequisites.md, "Validation isolation")',
+            'acceptance record the plan hash binds; references/prerequisites.md, "Validation isolation").'
+            + (isolation_advice() if network else ""),
             path="/commands" if network else "/execution_boundary/isolation",
             details={"unavailable_guarantees": required, "accept_with": flag},
         )

@@ -91,7 +91,7 @@ class StateDir:
                 "state-dir-exists", f"{path} already exists; a new loop needs a new state directory", path="/state_dir"
             ) from None
         except OSError as error:
-            raise ActError("state-dir-unusable", f"cannot create {path}: {error.strerror}", path="/state_dir") from None
+            raise unusable(f"cannot create {path}", error) from None
         os.chmod(path, 0o700)  # the umask may have narrowed mkdir's mode, never widened it; be exact
         state_dir = cls(path)
         state_dir.check()
@@ -110,9 +110,7 @@ class StateDir:
                 path="/state_dir",
             ) from None
         except OSError as error:
-            raise ActError(
-                "state-dir-unusable", f"cannot examine {self.path}: {error.strerror}", path="/state_dir"
-            ) from None
+            raise unusable(f"cannot examine {self.path}", error) from None
         if not stat.S_ISDIR(info.st_mode):
             raise ActError("state-dir-unsafe", f"{self.path} is not a plain directory", path="/state_dir")
         if info.st_uid != os.getuid() or info.st_mode & 0o077:
@@ -192,10 +190,13 @@ class StateDir:
     def write(self, name: str, value: Mapping[str, Any]) -> Path:
         self.check()
         target = self.file(name)
-        target.parent.mkdir(mode=0o700, exist_ok=True)
         temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         data = (json.dumps(value, ensure_ascii=False, indent=1, sort_keys=False) + "\n").encode("utf-8")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            target.parent.mkdir(mode=0o700, exist_ok=True)
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except OSError as error:  # a read-only sandbox (a resumed Codex session) refuses the first byte
+            raise unusable(f"cannot write {target}", error) from None
         try:
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
@@ -215,6 +216,20 @@ class StateDir:
             os.unlink(self.file(name))
         except FileNotFoundError:
             pass
+
+
+def unusable(what: str, error: OSError) -> ActError:
+    """``state-dir-unusable``: what failed and why; inside Codex, the sandbox setting that grants it."""
+    from act.sandbox import in_codex
+
+    message = f"{what}: {error.strerror or type(error).__name__}"
+    if in_codex():
+        message += (
+            "; Codex's sandbox does not let it be written: add the state root to [sandbox_workspace_write] "
+            "writable_roots in config.toml (mkdir -p it first: a root that does not exist stays read-only), "
+            "which `codex exec resume` and the heartbeat's thread read too (references/prerequisites.md)"
+        )
+    return ActError("state-dir-unusable", message, path="/state_dir")
 
 
 def _no_follow(path: str, flags: int) -> int:

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from act import progress
 from act.errors import ActError
 from evaluator import policy
 
@@ -72,16 +73,20 @@ def run_commands(
     """Run every command in order; each result is kept; the first failure stops with ``validation-failed``."""
     isolated = isolation == policy.ISOLATED
     if isolated and not network_isolation_available():
+        from act.sandbox import isolation_advice
+
         raise ActError(
             "isolation-unavailable",
             "the plan requires no-network isolation and this machine cannot start a command in a new network namespace "
             "(unshare --net); nothing is run. Run the loop on a machine where user namespaces are allowed, "
-            "or plan again without validation commands (no --command), so the plan has no run-validation",
+            "or plan again without validation commands (no --command), so the plan has no run-validation."
+            + isolation_advice(),
             path="/execution_boundary/isolation",
         )
     output_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     results = []
     for index, command in enumerate(commands):
+        progress.say(f"run-validation: command {index + 1} of {len(commands)} ({os.path.basename(command['argv'][0])})")
         result = _run_one(list(command["argv"]), checkout, isolated, timeout)
         for stream in ("stdout", "stderr"):
             path = output_dir / f"{index}.{stream}"
