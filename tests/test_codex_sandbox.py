@@ -170,6 +170,15 @@ def test_workspace_write_defaults_refuse_the_missing_state_root_the_git_dir_and_
     assert "--add-dir " + str(_git_dir(stack)) in result["codex_flags"]
 
 
+def test_report_under_workspace_write_defaults_is_refused_naming_the_network_only(stack):
+    """report-only reads GitHub and nothing else: the network is its one need, named with its setting."""
+    codex_binary()
+    result = _loop(stack, _policy("workspace-write"), "report", "--repository", "o/r", "--pr", "1", status=1)
+    _refusal(result)
+    assert [item["need"] for item in result["refused"]] == ["network"]
+    assert "network_access = true" in result["config_toml"]
+
+
 def _documented_init(stack: executor_stack.Stack) -> tuple[list[str], dict[str, Any]]:
     """prerequisites.md's workspace-write recipe, its `mkdir -p` first, and init under it."""
     _state_root(stack).mkdir(parents=True)

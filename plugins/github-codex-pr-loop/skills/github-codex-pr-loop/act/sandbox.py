@@ -49,7 +49,7 @@ NETWORK_DISABLED = "CODEX_SANDBOX_NETWORK_DISABLED"
 CODEX_MARKERS = (NETWORK_DISABLED, "CODEX_SANDBOX", "CODEX_THREAD_ID", "CODEX_MANAGED_BY_NPM")
 
 # What each command needs beyond reading. ``list`` and ``status`` only read; every other command writes
-# its state directory. Git and the network, where named.
+# its state directory, but ``report``, which has none and reads GitHub only. Git and the network, where named.
 _STATE_ONLY = frozenset(
     {
         "approve",
@@ -63,7 +63,17 @@ _STATE_ONLY = frozenset(
     }
 )
 _NETWORK = frozenset(
-    {"init", "next", "execute", "claim", "wakeup", "plan-remediation", "plan-finalization", "automation-prompt"}
+    {
+        "init",
+        "next",
+        "execute",
+        "claim",
+        "wakeup",
+        "plan-remediation",
+        "plan-finalization",
+        "automation-prompt",
+        "report",
+    }
 )
 _GIT = frozenset({"init", "next", "execute"})
 
