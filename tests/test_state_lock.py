@@ -44,7 +44,8 @@ def made(tmp_path, fake, monkeypatch, capsys):
 
 
 def run(capsys, world, *args: str, status: int = 0) -> dict:
-    code = cli.main([*args, "--api-url", world["fake"].url, "--gh", str(world["gh"]), "--registry", str(world["registry"])])
+    route = ["--api-url", world["fake"].url, "--gh", str(world["gh"]), "--registry", str(world["registry"])]
+    code = cli.main([*args, *route])
     out = capsys.readouterr().out
     assert TOKEN not in out
     result = json.loads(out)
