@@ -224,12 +224,12 @@ def test_two_nexts_at_a_wakeup_post_one_claim_and_keep_one_wakeup(stack, capsys,
     HeldWrites(monkeypatch, b"github-codex-pr-loop-claim ", b"markPullRequestReadyForReview")
     first, second = loop_process(stack, "next", *where), loop_process(stack, "next", *where)
     answers = [answer(first), answer(second)]
-    assert writes.claims and all(count == 1 for count in writes.claims.values()), writes.claims
+    assert writes.claims and all(count == 1 for count in writes.claims.values()), (writes.claims, answers)
     assert writes.seen["markPullRequestReadyForReview"] <= 1, writes.seen
     assert all(count == 1 for count in writes.resolved()), writes.seen
     assert any(code == 0 for code, _ in answers), answers
     for code, result in answers:
-        assert "end-wakeup" not in json.dumps(result.get("errors", []))  # never told to end the other's wakeup
+        assert "end-wakeup" not in json.dumps(result.get("errors", [])), answers  # never told to end the other's wakeup
         if code != 0:
             _the_loser_wrote_nothing(code, result)
     # The wakeup that claimed is the one the state directory keeps.
