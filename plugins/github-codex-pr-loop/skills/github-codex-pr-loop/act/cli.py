@@ -18,7 +18,7 @@ import os
 import sys
 from typing import Any, NoReturn
 
-from act import options
+from act import options, statelock
 from act import summary as summaries
 from act.command import Command, Context
 from act.errors import ActError, UsageError
@@ -280,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         sandbox.check_command(row.name, args)  # what the command will need, before it starts (cheapest first)
         world = _world(args, secrets)
         try:
-            result: dict[str, Any] = {"ok": True, "command": args.subcommand, **row.runner()(Context(world, args))}
+            with statelock.command(args.subcommand):  # every state directory it locks, held until it returns
+                result: dict[str, Any] = {"ok": True, "command": args.subcommand, **row.runner()(Context(world, args))}
         finally:
             if world.session is not None:
                 world.session.close()  # the command's one GitHub client per repository

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from act import statedir
+from act import statedir, statelock
 from act.errors import UsageError
 from act.sources import World
 
@@ -40,6 +40,7 @@ class Context:
                 raise UsageError("name the loop with --state-dir DIR or --run-id HEX")
             directory = statedir.StateDir(statedir.default_path(run_id))
         directory.check()
+        statelock.hold(directory.path)  # for the rest of the command: no second copy reads and writes meanwhile
         self.world.bind(directory)  # the route and identity init recorded, for this and every later step
         return directory
 

@@ -85,11 +85,15 @@ def _fresh_state(ctx: Context, directory: statedir.StateDir, wakeup_id: str) -> 
 
 
 def _judge_with_plan(
-    ctx: Context, directory: statedir.StateDir, pending: RecurringPlan, wakeup_id: str
+    ctx: Context,
+    directory: statedir.StateDir,
+    pending: RecurringPlan,
+    wakeup_id: str,
+    state: dict[str, Any] | None = None,
 ) -> tuple[StateVerdict, dict[str, Any]]:
     """A fresh state (same wakeup id) with the pending plan embedded, judged: the typed verdict and the output."""
     intent = plans.read_intent(directory)
-    state = _fresh_state(ctx, directory, wakeup_id)
+    state = state or _fresh_state(ctx, directory, wakeup_id)
     manifest = pending.manifest.as_dict()
     boundary = (
         sources.execution_boundary(
@@ -116,14 +120,20 @@ def _recurring_recheck(ctx: Context, directory: statedir.StateDir, pending: Recu
         # Staging and committing change the index and refs the execution boundary binds; a
         # finalization's first mutation changes what its plan binds: from then on the plan is
         # stale by design, and its request checkpoint, branches and head are checked instead.
+        # The ledger is not the only witness: a crash can fall between a write and its entry, so
+        # the plan's own effect seen in git or on GitHub counts as well (never as drift).
+        state = None
         if isinstance(pending, RemediationPlan):
-            unchanged = "commit" not in entry["done"] and not _committed(ctx, manifest)
+            unchanged = "commit" not in entry["done"] and not _own_git_effect(ctx, manifest, operation)
         else:
             unchanged = not entry["done"]
+            if unchanged:
+                state = _fresh_state(ctx, directory, wakeup_id)
+                unchanged = not _own_github_effect(manifest, state)
         if not unchanged:
-            _require_checkpoint(ctx, directory, manifest, entry, wakeup_id, operation)
+            _require_checkpoint(ctx, directory, manifest, entry, wakeup_id, operation, state)
             return
-        result, output = _judge_with_plan(ctx, directory, pending, wakeup_id)
+        result, output = _judge_with_plan(ctx, directory, pending, wakeup_id, state)
         if not _executes(result, accepted, pending.plan_hash):
             raise ActError(
                 "plan-drifted",
@@ -147,11 +157,41 @@ def _thread_ids(verdict: StateVerdict | None) -> list[str] | None:
     return list(verdict.thread_ids) if isinstance(verdict, (ExecuteRemediation, ExecuteFinalization)) else None
 
 
-def _committed(ctx: Context, manifest: dict[str, Any]) -> bool:
-    """Whether the checkout's HEAD moved off the planned head (a commit made before a crash lost its ledger entry)."""
+def _own_git_effect(ctx: Context, manifest: dict[str, Any], operation: str) -> bool:
+    """Whether the checkout shows a remediation's own commit or, at the commit, its own staging.
+
+    A crash can fall between the write and its ledger entry: HEAD moved off the
+    planned head (the commit made), or, when the commit is the next operation,
+    exactly planned paths staged and nothing else changed (``git add`` done,
+    ``git commit`` not). Only ``commit`` stages in a remediation, so staging seen
+    before it is this plan's; the commit then checks the path records again.
+    """
     directory_checkout = plans.read_intent(ctx.state_dir()).checkout
     with _git(ctx, directory_checkout, manifest["repository"]) as git:
-        return git.head() != manifest["current_head_sha"]
+        if git.head() != manifest["current_head_sha"]:
+            return True
+        if operation != "commit":
+            return False
+        changed = git.changed_names()
+    staged = set(changed["staged"])
+    return bool(staged) and staged <= set(manifest["paths"]) and not changed["unstaged"] and not changed["untracked"]
+
+
+def _own_github_effect(manifest: dict[str, Any], state: dict[str, Any]) -> bool:
+    """Whether a fresh state shows a finalization's own writes: the PR made ready, a planned thread resolved.
+
+    A crash can fall between a mutation and its ledger entry; the evaluator
+    would then find the plan stale because of its own effect. Each operation
+    looks for its evidence again before writing (act/ghops.py), so seeing it
+    here only moves the recheck to the request checkpoint, branches and head.
+    """
+    operations = manifest["operations"]
+    ready = "mark-draft-ready" in operations and manifest["pr_is_draft"] and state.get("pr_is_draft") is False
+    still_open = {thread.get("id") for thread in state.get("eligible_codex_threads") or []}
+    resolved = "resolve-codex-threads" in operations and any(
+        thread["id"] not in still_open for thread in manifest["eligible_threads"]
+    )
+    return ready or resolved
 
 
 def _require_checkpoint(
@@ -161,9 +201,10 @@ def _require_checkpoint(
     entry: dict[str, Any],
     wakeup_id: str,
     operation: str,
+    state: dict[str, Any] | None = None,
 ) -> None:
     """After the plan's first visible effect it is stale by design: request, branches and head must still be its own."""
-    state = _fresh_state(ctx, directory, wakeup_id)
+    state = state or _fresh_state(ctx, directory, wakeup_id)
     pushed = entry["facts"].get("final_head_sha")
     # Before the push is recorded GitHub may show either head: a crash can fall between push and ledger.
     heads = [pushed] if "push" in entry["done"] else [manifest["current_head_sha"], pushed]

@@ -28,7 +28,8 @@ def start_wakeup(directory: statedir.StateDir) -> Wakeup:
             f"wakeup {current.wakeup_id} posted a claim and has not ended: continue it with `loop.py wakeup "
             "--continue` "
             "(same wakeup id); if that wakeup is over, end it with `loop.py end-wakeup` first (its claim then counts "
-            "as another wakeup's)",
+            "as another wakeup's). No other command of this loop is running: this one holds the state directory's "
+            "lock, so no live process holds that wakeup",
             path="/wakeup_id",
         )
     record = build(

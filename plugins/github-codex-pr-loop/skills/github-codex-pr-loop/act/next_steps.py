@@ -39,6 +39,8 @@ NEXT_STEPS: Mapping[str, str] = {
     "automation-prompt-unreadable": _TELL,
     "run-id-mismatch": "pass the --state-dir of the prompt's run (`loop.py list` shows each loop's)",
     "wakeup-claim-open": "continue it with `loop.py wakeup --continue`, or end it with `loop.py end-wakeup`",
+    "loop-busy": "another command of this loop is still running: let it finish (never end or undo what it does), "
+    "then run this command again; a process that died has let go already",
     "wakeup-not-open": "start a wakeup with `loop.py wakeup`",
     "wakeup-id-mismatch": "start a wakeup with `loop.py wakeup`; the claim belongs to another wakeup",
     "automation-not-started": "create it with `loop.py automation-create` (after the initial plan ran)",

@@ -15,7 +15,20 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from act import aftermath, diff, judge, ledger, risk, sources, statedir, steps, summary, summary_diff, verdicts
+from act import (
+    aftermath,
+    diff,
+    judge,
+    ledger,
+    risk,
+    sources,
+    statedir,
+    statelock,
+    steps,
+    summary,
+    summary_diff,
+    verdicts,
+)
 from act.build import initial as initial_builder
 from act.build import recurring
 from act.command import HEX64, Context
@@ -342,6 +355,7 @@ def run_init(ctx: Context) -> dict[str, Any]:
     judged = judge.require_accepted(verdict, "the initial document")
     path = Path(ctx.args.state_dir) if ctx.args.state_dir else statedir.default_path(run_id)
     directory = statedir.StateDir.create(path, checkout=intent["checkout"])
+    statelock.hold(directory.path)  # as soon as it exists: no other command reads it half written
     built_at = statedir.now_text()
     directory.write_model(statedir.INTENT, build(Intent, {**intent, "created_at": built_at}))
     directory.write_model(statedir.SETUP, _setup(ctx.world, identity))

@@ -22,10 +22,11 @@ from act import judge, risk, sources, statedir, steps
 from act.build import recurring
 from act.command import Context
 from act.errors import ActError, UsageError
-from act.ledger import current_wakeup, end_wakeup, record_claim, record_executed, start_wakeup
+from act.ghops import GitHubWriter
+from act.ledger import current_wakeup, end_wakeup, read_wakeup, record_claim, record_executed, start_wakeup
 from act.plans import carried_approval, read_intent, read_pending, where
 from act.state_models import InitialPlan, RecurringPlan, RemediationPlan, Wakeup, WakeupNotes, build, updated
-from act.verdicts import PlanRemediation, StateVerdict
+from act.verdicts import ClaimPlan, PlanRemediation, StateVerdict, read_last
 from act.vocabulary import ActionName
 from evaluator import markers, policy
 from evaluator.canonical import parse_document
@@ -135,6 +136,35 @@ def claimed_pending_plan(directory: statedir.StateDir, wakeup: Wakeup) -> Recurr
     return pending if pending.plan_hash in claimed and pending.plan_hash not in wakeup.executed else None
 
 
+def _claim_posted_before_a_crash(ctx: Context, directory: statedir.StateDir) -> Wakeup | None:
+    """The open wakeup with its claim recorded from GitHub, when ``claim`` posted it but died before recording it.
+
+    Only when the open wakeup has recorded no claim, the last verdict is
+    ``claim-plan`` for the pending plan, and its claim body names this wakeup's
+    id: then exactly one comment by the loop's account with exactly that body is
+    this wakeup's own claim. A fresh wakeup would read it as another wakeup's
+    (``plan-claimed-by-other-wakeup``); recorded, the same wakeup goes on
+    (as ``--continue``). Under the state directory's lock no other command of
+    this loop runs, so no live process holds that wakeup.
+    """
+    current = read_wakeup(directory)
+    if current is None or current.ended_at is not None or current.claims:
+        return None
+    last, pending = read_last(directory), read_pending(directory)
+    if not isinstance(last, ClaimPlan) or not isinstance(pending, RecurringPlan) or last.plan_hash != pending.plan_hash:
+        return None
+    body = last.claim_comment_body
+    if f" plan={pending.plan_hash} " not in body or f" wakeup={current.wakeup_id} " not in body:
+        return None
+    manifest = pending.manifest.as_dict()
+    with sources.observing():
+        github = GitHubWriter(sources.github_client(ctx.world, manifest["repository"]), manifest["repository"])
+        found = github.comments_by(manifest["pr_number"], github.user_id(), body.strip())
+    if len(found) != 1 or found[0].get("body") != body:
+        return None  # none posted (or not exactly one): a fresh wakeup, and `claim` speaks for itself
+    return record_claim(directory, current.wakeup_id, pending.plan_hash, last.plan_kind, found[0]["id"])
+
+
 # --- the commands -------------------------------------------------------------------------
 
 
@@ -150,13 +180,15 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
             f"run {run_id} (`loop.py list` shows each loop's run id), or omit --state-dir to use its default",
             path="/run_id",
         )
-    record = current_wakeup(directory) if ctx.args.continue_wakeup else start_wakeup(directory)
+    recovered = None if ctx.args.continue_wakeup else _claim_posted_before_a_crash(ctx, directory)
+    continued = ctx.args.continue_wakeup or recovered is not None
+    record = recovered or (current_wakeup(directory) if continued else start_wakeup(directory))
     state, notes = sources.wakeup_state(
         ctx.world, intent.checkout, boot, record.wakeup_id, carried_approval(directory, None)
     )
     approved = carried_approval(directory, state["request_key"])
     state["approved_plan_hash"] = approved  # spent once a new request has begun
-    embedded = claimed_pending_plan(directory, record) if ctx.args.continue_wakeup else None
+    embedded = claimed_pending_plan(directory, record) if continued else None
     if embedded is not None:
         manifest = embedded.manifest.as_dict()
         boundary = (
@@ -185,7 +217,7 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
     return {
         "automation_key": key,
         "wakeup_id": record.wakeup_id,
-        "continued": ctx.args.continue_wakeup,
+        "continued": continued,
         "embedded_plan_hash": None if embedded is None else embedded.plan_hash,
         "action": result.action,
         "reasons": list(result.reasons),
