@@ -104,6 +104,7 @@ class SkillAgent:
     clock: SimClock
     host: Any  # simulator.automations.AutomationHost: the desktop app's automation_update
     skill_dir: str | None = None
+    checkout: str | None = None  # from the person's task
     state_dir: str | None = None
     after: str | None = None  # the command `next` said to run after the act the agent is doing
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -128,6 +129,7 @@ class SkillAgent:
     def start_turn(self, prompt: str) -> list[dict[str, Any]]:
         if "Task JSON:" in prompt:
             task = json.loads(prompt.split("Task JSON:", 1)[1])
+            self.checkout = task["checkout"]
             return [self.loop(*self.init_args(task))]
         if self.state_dir is None:
             raise ScriptError("a turn before the loop was started")
@@ -236,7 +238,8 @@ class SkillAgent:
         """The fix, written in place with the shell's ``>`` (SKILL.md: never a rename over the file)."""
         if paths != [CHANGED_FILE]:
             raise ScriptError(f"a fix of {paths}, which this script has no edit for")
-        return function_call("exec_command", {"cmd": f"printf %s {shlex.quote(FIXED)} > {shlex.quote(paths[0])}"})
+        command = f"printf %s {shlex.quote(FIXED)} > {shlex.quote(paths[0])}"
+        return function_call("exec_command", {"cmd": command, "workdir": str(self.checkout)})
 
     def show(self, summary: dict[str, Any]) -> dict[str, Any]:
         operations = ", ".join(str(o) for o in summary.get("operations", []))
@@ -372,13 +375,19 @@ class LoopRun:
         return [(cmd, "".join(chunks), whole) for (cmd, chunks), whole in zip(seen, full, strict=True)]
 
     def injected(self, turn: Turn) -> dict[str, int]:
-        """The bytes (UTF-8 text) a turn's first request adds to the thread: the prompt, SKILL.md, the rest."""
+        """The bytes (UTF-8 text) Codex adds to the thread for a turn: the prompt, SKILL.md, the rest.
+
+        Read off the turn's first request: its messages that the request before it did not hold,
+        but for the model's own closing message of the turn before.
+        """
         first = self.requests[turn.requests.start]["input"]
         before = self.requests[turn.requests.start - 1]["input"] if turn.requests.start > 0 else []
         known = {json.dumps(item, sort_keys=True) for item in before}
         sizes = {"prompt": 0, "skill": 0, "other": 0}
         for item in first:
             if json.dumps(item, sort_keys=True) in known or item.get("type") != "message":
+                continue
+            if item.get("role") == "assistant":
                 continue
             text = input_text(item)
             kind = "prompt" if text == turn.prompt else "skill" if _SKILL_PATH.search(text) else "other"
@@ -412,7 +421,8 @@ class _Codex:
 
     def turn(self, kind: str, prompt: str, thread: str | None) -> Turn:
         first, began = len(self.provider.requests), time.monotonic()
-        argv = [self.binary, "exec", *(["resume"] if thread else []), "--json", *([thread] if thread else []), prompt]
+        resume = ["resume"] if thread else []
+        argv = [self.binary, "exec", *resume, "--json", "--strict-config", *([thread] if thread else []), prompt]
         completed = subprocess.run(
             argv,
             cwd=self.stack.checkout,

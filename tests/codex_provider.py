@@ -35,12 +35,20 @@ Respond = Callable[[dict[str, Any]], list[dict[str, Any]]]
 
 
 def config_toml(base_url: str, *, sandbox_mode: str = "danger-full-access") -> str:
-    """A ``config.toml`` pointing Codex at the provider; ``codex exec resume`` takes its sandbox from here."""
+    """A ``config.toml`` pointing Codex at the provider; ``codex exec resume`` takes its sandbox from here.
+
+    Nothing else leaves the machine: no update check, no analytics. Root keys come before the
+    tables (TOML), so more tables may be appended.
+    """
     return (
         f'model = "{MODEL}"\n'
         f'model_provider = "{PROVIDER}"\n'
         'approval_policy = "never"\n'
         f'sandbox_mode = "{sandbox_mode}"\n'
+        "check_for_update_on_startup = false\n"
+        "\n"
+        "[analytics]\n"
+        "enabled = false\n"
         "\n"
         f"[model_providers.{PROVIDER}]\n"
         'name = "scripted model on 127.0.0.1"\n'

@@ -1,6 +1,10 @@
 """A whole approval-gated loop through the real Codex CLI (tests/codex_loop.py): ``codex exec``, then
 ``codex exec resume`` for the person's approvals and every heartbeat, the model scripted on 127.0.0.1,
-the simulator as GitHub, Codex review and the automation host."""
+the simulator as GitHub, Codex review and the automation host.
+
+One test runs the loop once (about three minutes) and checks it four ways; bench/codex_loop.py
+reports the same run's counts.
+"""
 
 from __future__ import annotations
 
@@ -17,10 +21,16 @@ from tests.codex_provider import TRUNCATION_MARKS
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def loop_run(tmp_path_factory: pytest.TempPathFactory) -> LoopRun:
-    codex = codex_binary()
-    return run_loop(tmp_path_factory.mktemp("codex-loop"), ROOT, codex)
+@pytest.mark.slow
+def test_a_whole_approval_gated_loop_through_codex_exec_and_resumed_turns(tmp_path: Path) -> None:
+    run = run_loop(tmp_path, ROOT, codex_binary())
+    assert run.failures == [], run.failures
+    assert run.final == "done", counts(run)
+    print(counts(run))
+    reached_done_in_one_thread(run)
+    no_output_reached_the_model_truncated(run)
+    a_command_still_running_is_polled_never_started_again(run)
+    every_heartbeat_carries_the_prompt_and_the_whole_skill_md(run)
 
 
 def counts(run: LoopRun) -> str:
@@ -31,18 +41,13 @@ def counts(run: LoopRun) -> str:
     )
 
 
-@pytest.mark.slow
-def test_the_loop_reaches_done_through_codex_exec_and_resumed_turns(loop_run: LoopRun) -> None:
-    run = loop_run
-    assert run.failures == [], run.failures
-    assert run.final == "done", counts(run)
-    print(counts(run))
+def reached_done_in_one_thread(run: LoopRun) -> None:
     # One thread: the first turn is `codex exec`, every later one `codex exec resume` of that thread.
     threads = {e["thread_id"] for turn in run.turns for e in turn.events if e.get("type") == "thread.started"}
     assert len(threads) == 1
     kinds = [turn.kind for turn in run.turns]
     assert kinds[0] == "start" and kinds.count("start") == 1
-    assert kinds.count("heartbeat") >= 3 and kinds.count("reply") >= 3  # the initial, fix and finalization plans
+    assert kinds.count("heartbeat") >= 3 and kinds.count("reply") >= 3, kinds  # initial, fix and final plans
     # GitHub's side of done: the pull request is ready, its head is the pushed fix, the automation is gone.
     (pull,) = run.stack.pulls()
     assert pull["state"] == "open" and pull["draft"] is False
@@ -55,14 +60,12 @@ def test_the_loop_reaches_done_through_codex_exec_and_resumed_turns(loop_run: Lo
     assert run.agent.answers and all(answer["ok"] for answer in run.agent.answers)
 
 
-@pytest.mark.slow
-def test_no_command_output_reached_the_model_truncated(loop_run: LoopRun) -> None:
-    run = loop_run
+def no_output_reached_the_model_truncated(run: LoopRun) -> None:
     seen = run.commands_seen()
     assert len(seen) == len(run.function_calls("exec_command")) >= 15
     for cmd, received, full in seen:
-        # The model's chunks, joined, are the command's whole output: line for line (stdout and stderr
-        # may interleave differently between the chunks and Codex's record), and the JSON line intact.
+        # The model's chunks, joined, are the command's whole output as Codex recorded it: line for line
+        # (stdout and stderr may interleave differently in the chunks), and the JSON line intact.
         assert sorted(received.splitlines()) == sorted(full.splitlines()), cmd
         assert not any(mark in received for mark in TRUNCATION_MARKS), cmd
         if "scripts/loop" in cmd:  # the hands: one JSON line, last
@@ -72,10 +75,8 @@ def test_no_command_output_reached_the_model_truncated(loop_run: LoopRun) -> Non
         assert not output.truncated, (call, output.output[:300])
 
 
-@pytest.mark.slow
-def test_a_command_still_running_is_polled_never_started_again(loop_run: LoopRun) -> None:
+def a_command_still_running_is_polled_never_started_again(run: LoopRun) -> None:
     """Codex yields a command still running after its yield time; each such answer is followed by one poll of it."""
-    run = loop_run
     outputs = run.tool_outputs()
     running = [output.session_id for _, output in outputs if output.session_id is not None]
     polls = [json.loads(call["arguments"]) for call in run.function_calls("write_stdin")]
@@ -84,21 +85,18 @@ def test_a_command_still_running_is_polled_never_started_again(loop_run: LoopRun
     for (call, answer), (following, _) in zip(outputs, outputs[1:], strict=False):
         if answer.session_id is not None:  # the very next call is its poll, not a second start
             assert following["name"] == "write_stdin", (call, following)
-    # Every request is one model round trip: the requests are the calls made plus each turn's closing message.
+    # Every request is one model round trip: the calls made plus each turn's closing message.
     calls = len(run.function_calls("exec_command")) + len(polls)
     assert len(run.requests) == calls + len(run.turns), counts(run)
 
 
-@pytest.mark.slow
-def test_every_heartbeat_carries_the_automation_prompt_and_the_whole_skill_md(loop_run: LoopRun) -> None:
+def every_heartbeat_carries_the_prompt_and_the_whole_skill_md(run: LoopRun) -> None:
     """What bench/codex_loop.py measures, read off the requests: a prompt naming the skill brings its SKILL.md."""
-    run = loop_run
-    heartbeats = [turn for turn in run.turns if turn.kind == "heartbeat"]
     assert run.automation_prompt is not None and "$github-codex-pr-loop" in run.automation_prompt
-    for turn in heartbeats:
-        injected = run.injected(turn)
-        assert injected["prompt"] == len(turn.prompt.encode())
-        assert injected["skill"] >= run.skill_md_bytes
     for turn in run.turns:
-        if turn.kind == "reply":  # the person's reply names no skill: nothing injected
-            assert run.injected(turn)["skill"] == 0
+        injected = run.injected(turn)
+        if turn.kind == "heartbeat":
+            assert injected["prompt"] == len(turn.prompt.encode())
+            assert injected["skill"] >= run.skill_md_bytes
+        elif turn.kind == "reply":  # the person's reply names no skill: nothing is injected
+            assert injected["skill"] == 0 and injected["prompt"] == len(turn.prompt.encode())
