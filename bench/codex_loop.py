@@ -82,7 +82,8 @@ def _shown(value: float) -> str:
 
 
 def _cell(median: float, runs: list[float]) -> str:
-    return _shown(median) + (f" ({_shown(min(runs))}-{_shown(max(runs))})" if len(runs) > 1 else "")
+    spread = min(runs) != max(runs)
+    return _shown(median) + (f" ({_shown(min(runs))}-{_shown(max(runs))})" if spread else "")
 
 
 def measure(checkout: Path, codex: str) -> dict[str, float]:
@@ -113,13 +114,13 @@ def main() -> int:
             rounds[name].append(measure(checkout, arguments.codex))
     names = list(checkouts)
     print(f"one approval-gated loop through Codex: median of {arguments.runs} (min-max)")
-    print(f"  {'':<34}" + "".join(f"{name:>24}" for name in names) + ("   ratio" if len(names) == 2 else ""))
+    print(f"  {'':<34}" + "".join(f"{name:>26}" for name in names) + ("   ratio" if len(names) == 2 else ""))
     for key in rounds["this"][0]:
         values = [[r[key] for r in rounds[name]] for name in names]
         medians = [statistics.median(runs) for runs in values]
         ratio = f"{medians[0] / medians[1]:8.2f}" if len(medians) == 2 and medians[1] else ""
         cells = [_cell(median, runs) for median, runs in zip(medians, values, strict=True)]
-        print(f"  {key:<34}" + "".join(f"{cell:>24}" for cell in cells) + ratio)
+        print(f"  {key:<34}" + "".join(f"{cell:>26}" for cell in cells) + ratio)
     return 0
 
 

@@ -2,21 +2,32 @@
 ``codex exec resume`` for the person's approvals and every heartbeat, the model scripted on 127.0.0.1,
 the simulator as GitHub, Codex review and the automation host.
 
-One test runs the loop once (about three minutes) and checks it four ways; bench/codex_loop.py
-reports the same run's counts.
+The slow test runs the loop once (two to four minutes) and checks it four ways; bench/codex_loop.py
+reports the same run's counts. A short test first shows those checks read Codex's real framing.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from demo.stack import HEAD_BRANCH
 from tests.codex_cli import codex_binary
 from tests.codex_loop import LoopRun, run_loop
-from tests.codex_provider import TRUNCATION_MARKS
+from tests.codex_provider import (
+    ENV_KEY,
+    TRUNCATION_MARKS,
+    ResponsesProvider,
+    assistant_message,
+    config_toml,
+    function_call,
+    parse_tool_output,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -100,3 +111,50 @@ def every_heartbeat_carries_the_prompt_and_the_whole_skill_md(run: LoopRun) -> N
             assert injected["skill"] >= run.skill_md_bytes
         elif turn.kind == "reply":  # the person's reply names no skill: nothing is injected
             assert injected["skill"] == 0 and injected["prompt"] == len(turn.prompt.encode())
+
+
+def test_the_checks_above_see_codexs_truncation_mark_and_a_polled_commands_chunks(tmp_path: Path) -> None:
+    """The truncation and poll checks read Codex's real framing: a long output comes back marked, a slow
+    command comes back running and its poll brings the rest (the same provider, one short `codex exec`)."""
+    codex = codex_binary()
+    script = [
+        function_call("exec_command", {"cmd": "seq 1 3000"}),  # 13,893 bytes: over Codex's budget for this model
+        function_call("exec_command", {"cmd": "echo first; sleep 3; echo second", "yield_time_ms": 500}),
+    ]
+
+    def respond(request: dict[str, Any]) -> list[dict[str, Any]]:
+        last = request["input"][-1]
+        if last.get("type") == "function_call_output":
+            running = parse_tool_output(last["output"]).session_id
+            if running is not None:
+                return [function_call("write_stdin", {"session_id": running, "chars": ""})]
+        return [script.pop(0)] if script else [assistant_message("done")]
+
+    provider = ResponsesProvider(respond).start()
+    try:
+        home = tmp_path / "codex-home"
+        home.mkdir()
+        (home / "config.toml").write_text(config_toml(provider.base_url), encoding="utf-8")
+        environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "CODEX_HOME": str(home)}
+        completed = subprocess.run(
+            [codex, "exec", "--json", "--strict-config", "--skip-git-repo-check", "go"],
+            cwd=tmp_path,
+            env={**environment, ENV_KEY: "dummy-not-a-credential"},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        provider.stop()
+    assert completed.returncode == 0, completed.stderr[-800:]
+    assert provider.failures == []
+    last = provider.requests[-1]["input"]
+    outputs = [parse_tool_output(item["output"]) for item in last if item["type"] == "function_call_output"]
+    long, started, *polls = outputs
+    assert long.truncated and long.exit_code == 0 and long.original_tokens > 0
+    assert started.session_id is not None and polls and polls[-1].exit_code == 0
+    assert all(poll.session_id == started.session_id for poll in polls[:-1])
+    assert started.output + "".join(poll.output for poll in polls) == "first\nsecond\n"
+    assert not any(output.truncated for output in (started, *polls))
