@@ -95,10 +95,28 @@ def test_a_holder_killed_by_sigkill_leaves_the_lock_to_the_next_command(made, ca
     status = run(capsys, world, "status", "--state-dir", str(state_dir))
     assert time.monotonic() - began < statelock.WAIT_SECONDS  # taken over at once, not after the wait
     assert status["pending_plan"] is not None
-    lock = state_dir / "lock"
-    assert stat.S_IMODE(lock.lstat().st_mode) == 0o600 and stat.S_ISREG(lock.lstat().st_mode)
-    named = json.loads(lock.read_text())  # the last holder names itself, and nothing else
-    assert set(named) == {"pid", "command", "since"} and named["command"] == "status" and named["pid"] == os.getpid()
+    successor = start_holder(state_dir)  # a writer, too, takes it at once (start_holder waits for "held")
+    try:
+        lock = state_dir / "lock"
+        assert stat.S_IMODE(lock.lstat().st_mode) == 0o600 and stat.S_ISREG(lock.lstat().st_mode)
+        named = json.loads(lock.read_text())  # the holder names itself, and nothing else
+        assert set(named) == {"pid", "command", "since"} and named["pid"] == successor.pid
+    finally:
+        successor.kill()
+        successor.wait()
+
+
+def test_status_shares_the_lock_it_waits_for_a_writer_and_writes_nothing(made, capsys):
+    world, state_dir = made
+    holder = start_holder(state_dir)
+    try:
+        before = (state_dir / "lock").read_bytes()
+        refused = run(capsys, world, "status", "--state-dir", str(state_dir), status=1)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert refused["errors"][0]["code"] == "loop-busy" and refused["holder"]["pid"] == holder.pid
+    assert (state_dir / "lock").read_bytes() == before  # a reader never names itself in the file
 
 
 def test_list_takes_no_lock(made, capsys):
