@@ -104,17 +104,27 @@ class _Advance:
         last = verdicts.last_action(self.directory)
         if current.ended_at is not None:  # that wakeup is over: the next one starts afresh ...
             # ... unless the loop is over too: then its last word to the person is printed again, unchanged.
-            return (agenda.row, agenda.resume_at) if self._final_word(agenda.row, agenda.resume_at) else None
+            final = self._final_word_from(agenda.row, agenda.resume_at)
+            return None if final is None else (agenda.row, final)
         if last != agenda.row and last in steps.WAKEUP:  # the agent ran the row's command: its answer leads
             return last, 0
         return agenda.row, agenda.resume_at
 
     def _final_word(self, row: ActionName, index: int) -> bool:
         """Whether step ``index`` of ``row`` tells the person how the loop ended (its automation is gone)."""
-        step = steps.WAKEUP[row][index] if index < len(steps.WAKEUP[row]) else None
+        return self._final_word_from(row, index) == index
+
+    def _final_word_from(self, row: ActionName, index: int) -> int | None:
+        """The step at ``index``, or just after the row's ``end-wakeup`` there, that tells how the loop ended."""
         automation = self.directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
-        deleted = automation is not None and automation.stage == "deleted"
-        return isinstance(step, steps.Do) and step.act == "tell" and deleted
+        if automation is None or automation.stage != "deleted":
+            return None
+        for at, step in enumerate(steps.WAKEUP[row][index:], start=index):
+            if isinstance(step, steps.Do) and step.act == "tell":
+                return at
+            if not (isinstance(step, steps.Run) and step.command == "end-wakeup"):  # killed as the wakeup ended
+                return None
+        return None
 
     # -- the bootstrap ----------------------------------------------------------------------
 

@@ -30,6 +30,8 @@ from tests.executor_stack import NAME, OWNER, init_args, start
 pytestmark = pytest.mark.slow
 
 FIX = "README.md"
+# The automation stages that ask the agent for a tool call (each saved just before its payload is printed).
+ASKING = ("create-requested", "pause-requested", "prompt-requested", "activate-requested", "delete-requested")
 
 
 class Killed(BaseException):
@@ -130,10 +132,11 @@ def test_a_kill_before_each_bootstrap_payload_is_printed_prints_it_again_and_the
     # Each stage that asks for a payload is saved with it; the command dies before printing it.
     asked: list[str] = []
     while len(asked) < 6:
-        agent.killed("automation.json", lambda record: record["payload"] is not None and record["stage"] not in asked)
+        agent.killed("automation.json", lambda record: record["stage"] in ASKING and record["stage"] not in asked)
         record = agent.state("automation.json")
         asked.append(record["stage"])
         told = agent.next()  # no --id ever: after the create, the registry shows its one automation
+        assert "payload" in told, told  # never a dead end: the payload it died before printing
         assert json.dumps(told["payload"]) == json.dumps(json.loads(record["payload"]))  # as saved, key order too
         same_payload(told, agent.next())  # every rerun, until the registry shows its effect
         if record["stage"] == "create-requested":
@@ -166,8 +169,8 @@ def _in_place(stack: Any) -> None:
         handle.write(content + "\nFixed.\n")
 
 
-def _to_the_edit(stack: Any, capsys: Any, monkeypatch: Any, codex: list[Any]) -> tuple[Agent, int]:
-    """A live loop whose first wakeup planned and claimed a fix: up to the execute that hands off the edit."""
+def _live(stack: Any, capsys: Any, monkeypatch: Any, codex: list[Any]) -> tuple[Agent, int]:
+    """A loop brought live through `next` with no kill, at its first heartbeat after Codex answered."""
     CodexReviewer(stack.world, codex, delay=timedelta(minutes=3))
     agent = Agent(stack, capsys, monkeypatch)
     made = started(agent)
@@ -180,6 +183,12 @@ def _to_the_edit(stack: Any, capsys: Any, monkeypatch: Any, codex: list[Any]) ->
     key = markers.automation_key(policy.HOST, f"{OWNER}/{NAME}", pr_number, made["run_id"])
     assert agent.state("automation.json")["key"] == key
     stack.world.clock.advance(timedelta(minutes=4))
+    return agent, pr_number
+
+
+def _to_the_edit(stack: Any, capsys: Any, monkeypatch: Any) -> tuple[Agent, int]:
+    """The first wakeup found a finding; the agent planned the fix: `next` claims it and hands off the edit."""
+    agent, pr_number = _live(stack, capsys, monkeypatch, [{"kind": "findings", "findings": [{"path": FIX, "line": 1}]}])
     told = agent.next()
     assert told["action"] == "plan-remediation" and "findings" in told, told
     planned = agent.loop("plan-remediation", "--path", FIX, "--no-commands")
@@ -187,35 +196,36 @@ def _to_the_edit(stack: Any, capsys: Any, monkeypatch: Any, codex: list[Any]) ->
     return agent, pr_number
 
 
-def test_a_kill_before_the_edit_is_handed_off_hands_it_off_again_and_the_chain_resumes_to_done(
-    stack, capsys, monkeypatch
-):
-    agent, pr_number = _to_the_edit(
-        stack, capsys, monkeypatch, [{"kind": "findings", "findings": [{"path": FIX, "line": 1}]}, "clean"]
-    )
-
-    # The claim recorded, then the kill, before `wakeup --continue`: the same wakeup goes on.
-    agent.killed("wakeup.json", lambda wakeup: bool(wakeup["claims"]))
+def test_a_kill_before_the_edit_is_handed_off_hands_it_off_again_until_the_edit_is_made(stack, capsys, monkeypatch):
+    agent, pr_number = _to_the_edit(stack, capsys, monkeypatch)
     # execute recorded that it rechecked the paths, then died before "edit exactly these paths" was printed.
     agent.killed("execution.json", lambda ledger: any(p["facts"]["edit_rechecked"] for p in ledger["plans"]))
     edit = agent.next()
     assert edit["paths"] == [FIX] and "edit_safely" in edit and edit["you_do"].startswith("edit exactly these paths")
     again = agent.next()  # not edited yet: the same hand-off, never a skip to the commit
-    assert {k: again[k] for k in ("you_do", "paths", "edit_safely", "then")} == {
-        k: edit[k] for k in ("you_do", "paths", "edit_safely", "then")
-    }
+    shown = ("you_do", "paths", "edit_safely", "then")
+    assert {key: again[key] for key in shown} == {key: edit[key] for key in shown}
     assert [d["command"].split()[1] for d in again["did"]] == ["execute"]
+    assert stack.remote_tip("fix/greeting") == stack.pulls()[0]["head"]["sha"]  # nothing committed or pushed
     _in_place(stack)
 
-    # The fix pushed and requested, then a kill before record-executed is journaled past.
+    # The fix pushed and requested, then a kill once record-executed is saved: the rerun ends the wakeup.
     agent.killed("wakeup.json", lambda wakeup: bool(wakeup["executed"]))
     over = agent.next()
     assert over["you_do"].startswith("nothing more: this wakeup is over"), over
     head = stack.remote_tip("fix/greeting")
-    assert agent.comments(pr_number)[-1].endswith(f"round=1 sha={head} -->")
+    bodies = agent.comments(pr_number)
+    assert len(bodies) == 3 and bodies[-1].endswith(f"round=1 sha={head} -->")  # round 0, the claim, round 1
+    threads = stack.world.repository(OWNER, NAME).review_comments.get(pr_number, [])
+    assert len([c for c in threads if c["user"]["login"] == "loop-owner"]) == 1  # one reply, never two
 
-    # Finalization: killed after the claim is recorded, after mark-ready, after the first record-executed.
-    stack.world.clock.advance(timedelta(minutes=4))
+
+def test_kills_along_the_finalization_chain_resume_the_same_wakeup_and_reach_done(stack, capsys, monkeypatch):
+    agent, pr_number = _live(stack, capsys, monkeypatch, ["clean"])
+    events: list[str] = []
+    stack.world.subscribe(lambda kind, event: events.append(kind))
+    # Killed after the claim is recorded, after mark-ready, after phase one's record-executed: each rerun
+    # goes on in the same wakeup (never a fresh `wakeup` refused wakeup-claim-open).
     agent.killed("wakeup.json", lambda wakeup: bool(wakeup["claims"]))
     agent.killed("execution.json", lambda ledger: any("mark-draft-ready" in p["done"] for p in ledger["plans"]))
     agent.killed("wakeup.json", lambda wakeup: bool(wakeup["executed"]))
@@ -227,23 +237,21 @@ def test_a_kill_before_the_edit_is_handed_off_hands_it_off_again_and_the_chain_r
     assert delete["payload"] == {"mode": "delete", "id": automation_id}
     same_payload(delete, agent.next())
     agent.tool(delete["payload"])
+    # verify-automation saved `deleted`, then the kill: the rerun is no false automation-not-unique.
     agent.killed("automation.json", stage("deleted"))
     end = agent.next()
-    assert (end["you_do"], end["then"]) == ("report the `gates`", None), end
-    assert end["action"] == "finish-finalization"
+    assert (end["you_do"], end["then"], end["action"]) == ("report the `gates`", None, "finish-finalization"), end
     assert agent.next()["you_do"] == end["you_do"]  # the last word, printed again to a rerun
 
     bodies = agent.comments(pr_number)
-    assert len(bodies) == len(set(bodies)) == 5  # round 0, the fix's claim, round 1, two finalization claims
+    assert len(bodies) == len(set(bodies)) == 3  # round 0 and the two finalization claims, each once
     assert agent.owned() == [] and [c["mode"] for c in agent.tool_calls][-1] == "delete"
-    threads = stack.world.repository(OWNER, NAME).review_comments.get(pr_number, [])
-    assert len([c for c in threads if c["user"]["login"] == "loop-owner"]) == 1  # one reply, never two
+    assert [c["mode"] for c in agent.tool_calls].count("delete") == 1
+    assert events.count("pull_request.ready_for_review") == 1  # marked ready once, the kill after it notwithstanding
 
 
 def test_a_file_replaced_instead_of_written_in_place_is_named_and_the_wakeup_ends(stack, capsys, monkeypatch):
-    agent, pr_number = _to_the_edit(
-        stack, capsys, monkeypatch, [{"kind": "findings", "findings": [{"path": FIX, "line": 1}]}]
-    )
+    agent, pr_number = _to_the_edit(stack, capsys, monkeypatch)
     edit = agent.next()
     assert edit["paths"] == [FIX]
     checkout = stack.checkout
