@@ -220,15 +220,17 @@ def test_a_kill_before_the_edit_is_handed_off_hands_it_off_again_until_the_edit_
     assert len([c for c in threads if c["user"]["login"] == "loop-owner"]) == 1  # one reply, never two
 
 
-def test_kills_along_the_finalization_chain_resume_the_same_wakeup_and_reach_done(stack, capsys, monkeypatch):
+@pytest.mark.parametrize("chain", [True, False], ids=["every-step", "the-delete-only"])
+def test_kills_along_the_finalization_chain_resume_the_same_wakeup_and_reach_done(stack, capsys, monkeypatch, chain):
     agent, pr_number = _live(stack, capsys, monkeypatch, ["clean"])
     events: list[str] = []
     stack.world.subscribe(lambda kind, event: events.append(kind))
-    # Killed after the claim is recorded, after mark-ready, after phase one's record-executed: each rerun
-    # goes on in the same wakeup (never a fresh `wakeup` refused wakeup-claim-open).
-    agent.killed("wakeup.json", lambda wakeup: bool(wakeup["claims"]))
-    agent.killed("execution.json", lambda ledger: any("mark-draft-ready" in p["done"] for p in ledger["plans"]))
-    agent.killed("wakeup.json", lambda wakeup: bool(wakeup["executed"]))
+    if chain:
+        # Killed after the claim is recorded, after mark-ready, after phase one's record-executed: each rerun
+        # goes on in the same wakeup (never a fresh `wakeup` refused wakeup-claim-open).
+        agent.killed("wakeup.json", lambda wakeup: bool(wakeup["claims"]))
+        agent.killed("execution.json", lambda ledger: any("mark-draft-ready" in p["done"] for p in ledger["plans"]))
+        agent.killed("wakeup.json", lambda wakeup: bool(wakeup["executed"]))
     # Phase two, up to the delete payload: killed before it was printed.
     agent.killed("automation.json", stage("delete-requested"))
     assert stack.pulls()[0]["draft"] is False
