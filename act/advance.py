@@ -219,8 +219,8 @@ class _Advance:
         """The row's verify-automation at or after ``index``: the step that sees a payload's effect."""
         return next(
             at
-            for at in range(index, len(row))
-            if isinstance(row[at], steps.Run) and row[at].command == "verify-automation"  # type: ignore[union-attr]
+            for at, step in enumerate(row[index:], start=index)
+            if isinstance(step, steps.Run) and step.command == "verify-automation"
         )
 
     def execute(self, action: ActionName) -> dict[str, Any]:

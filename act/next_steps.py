@@ -43,7 +43,8 @@ NEXT_STEPS: Mapping[str, str] = {
     "wakeup-id-mismatch": "start a wakeup with `loop.py wakeup`; the claim belongs to another wakeup",
     "automation-not-started": "create it with `loop.py automation-create` (after the initial plan ran)",
     "automation-already-requested": "go on with `loop.py verify-automation` (it prints any payload still pending)",
-    "automation-stage-mismatch": "run `loop.py status` and follow the automation's recorded stage",
+    "automation-stage-mismatch": "run `loop.py next`: it prints the payload still pending, if any (`loop.py status` "
+    "shows the recorded stage)",
     "automation-id-not-ours": "pass the automationId the tool answered for this loop's create call",
     "automation-drift": "do not activate or continue: " + _TELL,
     "automation-not-deleted": "pass the delete payload to automation_update again, then `loop.py verify-automation`",
