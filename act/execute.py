@@ -12,7 +12,10 @@ Two kinds of operation are not the executor's to perform:
 
 - ``edit-files``: the agent's one creative step. The executor rechecks the
   path records before it (and records that it did), stops, and on the next
-  call rechecks them again before anything is staged;
+  call rechecks them again before anything is staged. Until the edit is
+  observed (a planned path differs from HEAD) every call hands it off again,
+  unchanged; a planned file replaced instead of written in place is
+  ``edit-not-in-place``;
 - the automation steps (``bootstrap-automation``, ``update-automation``,
   ``delete-owned-automation``): Codex's automation tool is called by the agent
   with the payloads the automation commands print (references/hands.md); the
@@ -21,6 +24,7 @@ Two kinds of operation are not the executor's to perform:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +48,7 @@ from act.vocabulary import OperationName
 from evaluator import markers
 from evaluator.canonical import text_digest
 from evaluator.render import render_review_body
+from observe.git.paths import recheck_path_records
 
 LEDGER = "execution.json"
 AGENT_OPERATIONS: tuple[OperationName, ...] = ("edit-files",)
@@ -206,10 +211,46 @@ def _edit_files(job: Job, entry: dict[str, Any]) -> str:
             entry["facts"]["edit_rechecked"] = True
             save_entry(job.directory, job.plan_hash, entry)
             return "awaiting-edit"
+        _require_in_place(git.worktree, records)
+        changed = git.changed_names()
+        if not set(job.manifest["paths"]) & {name for names in changed.values() for name in names}:
+            return "awaiting-edit"  # not edited yet (the hand-off may never have been seen): handed off again
         git.require_paths_unchanged(records, "after the edit, before staging")
     entry["done"].append("edit-files")
     save_entry(job.directory, job.plan_hash, entry)
     return "done"
+
+
+def _require_in_place(worktree: str, records: list[dict[str, Any]]) -> None:
+    """A planned file now a different file of the same kind, in the same place: replaced, not written in place.
+
+    ``sed -i``, ``perl -i``, ``mv`` and an editor's rename-save write a new
+    file and rename it over the planned one: only the file's identity (the
+    resolved target's device and inode) differs from the path record. The
+    plan binds that identity and the old file is gone, so no edit can bring
+    it back: the plan can never be carried out, and the refusal says so
+    (other differences are ``path-records-changed``).
+    """
+    differences: dict[str, set[str]] = {}
+    for path, record_field in recheck_path_records(worktree, records):
+        differences.setdefault(path, set()).add(record_field)
+    replaced = sorted(
+        path
+        for path, fields in differences.items()
+        if fields == {"resolved_target_sha256"}
+        and os.path.isfile(os.path.join(worktree, path))
+        and not os.path.islink(os.path.join(worktree, path))
+    )
+    if replaced:
+        raise ActError(
+            "edit-not-in-place",
+            f"{', '.join(replaced)} was replaced by a new file (sed -i, perl -i, mv, or an editor that saves by "
+            "renaming a new file over the old one), not written in place: the approved plan binds each planned "
+            "file's identity and the old file is gone, so this plan can never be carried out; nothing is "
+            "staged, committed or pushed, and the change stays in the checkout",
+            path="/path_records",
+            details={"replaced": replaced},
+        )
 
 
 def _fetch_base(job: Job, entry: dict[str, Any]) -> str:

@@ -79,6 +79,8 @@ def record_claim(
 def record_executed(directory: statedir.StateDir, plan_hash: str) -> Wakeup:
     """Called after a claimed plan's operations are done: it is not embedded again."""
     current = current_wakeup(directory)
+    if plan_hash in current.executed:  # run again (a rerun after a kill): recorded once
+        return current
     record = updated(current, executed=[*current.executed, plan_hash])
     directory.write_model(statedir.WAKEUP, record)
     return record

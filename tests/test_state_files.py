@@ -66,6 +66,7 @@ def good_automation() -> dict[str, Any]:
         "inert_prompt_sha256": text_digest("Inert github-codex-pr-loop stub; do nothing."),
         "rendered_prompt_sha256": None,
         "history": [{"stage": "create-requested", "at": WHEN}, {"stage": "stub-paused", "at": WHEN}],
+        "payload": None,  # none pending at stub-paused
     }
 
 

@@ -14,10 +14,17 @@ the same checks, one after the other, and stops only where someone must act:
 
 What it prints is that one act, and ``then``: the command to run after it
 (``loop.py next`` again), or nothing when the wakeup or the loop is over.
-Where a row stops for the agent, ``next.json`` remembers the row and the step
-to go on from, for this wakeup only; every step it goes on with re-checks
-what it depends on, as the single commands do, so a stale memory can only
-make a command refuse, never write twice.
+
+``next.json`` is the wakeup's journal: before each command of a row runs, it
+records the row and that step, so a kill or a refusal anywhere in the chain
+resumes the same wakeup at that step on the next ``next``; every step it
+resumes re-checks what it acts on, as the single commands do, so a stale
+journal can only make a command refuse, never write twice. A hand-off (a
+payload, the paths to edit) is recorded before it is printed and printed
+again, unchanged, by every rerun until its answer is observed: the
+automation's payloads are kept in ``automation.json`` with the stage that
+asks for them (act/automation.py), and ``execute`` answers ``awaiting-edit``
+again while no planned path has changed.
 """
 
 from __future__ import annotations
@@ -86,9 +93,10 @@ class _Advance:
 
     def remember(self, row: ActionName, resume_at: int) -> None:
         current = ledger.read_wakeup(self.directory)
-        wakeup_id = None if current is None or current.ended_at is not None else current.wakeup_id
+        wakeup_id = None if current is None else current.wakeup_id
         agenda = build(NextAgenda, {"wakeup_id": wakeup_id, "row": row, "resume_at": resume_at})
-        self.directory.write_model(AGENDA, agenda)
+        if self.directory.read_model_optional(AGENDA, NextAgenda) != agenda:  # one write per step, none twice
+            self.directory.write_model(AGENDA, agenda)
 
     def forget(self) -> None:
         if self.directory.exists(AGENDA):
@@ -100,11 +108,29 @@ class _Advance:
         if agenda is None or current is None or agenda.wakeup_id != current.wakeup_id:
             return None
         last = verdicts.last_action(self.directory)
-        if current.ended_at is not None:  # that wakeup is over: the next one starts afresh
-            return None
+        if current.ended_at is not None:  # that wakeup is over: the next one starts afresh ...
+            # ... unless the loop is over too: then its last word to the person is printed again, unchanged.
+            final = self._final_word_from(agenda.row, agenda.resume_at)
+            return None if final is None else (agenda.row, final)
         if last != agenda.row and last in steps.WAKEUP:  # the agent ran the row's command: its answer leads
             return last, 0
         return agenda.row, agenda.resume_at
+
+    def _final_word(self, row: ActionName, index: int) -> bool:
+        """Whether step ``index`` of ``row`` tells the person how the loop ended (its automation is gone)."""
+        return self._final_word_from(row, index) == index
+
+    def _final_word_from(self, row: ActionName, index: int) -> int | None:
+        """The step at ``index``, or just after the row's ``end-wakeup`` there, that tells how the loop ended."""
+        automation = self.directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
+        if automation is None or automation.stage != "deleted":
+            return None
+        for at, step in enumerate(steps.WAKEUP[row][index:], start=index):
+            if isinstance(step, steps.Do) and step.act == "tell":
+                return at
+            if not (isinstance(step, steps.Run) and step.command == "end-wakeup"):  # killed as the wakeup ended
+                return None
+        return None
 
     # -- the bootstrap ----------------------------------------------------------------------
 
@@ -119,22 +145,25 @@ class _Advance:
         if automation.stage == "prompt-rejected":
             raise self.tool(self.run("automation-delete"))
         given = self.ctx.args.automation_id
-        if automation.stage == "create-requested" and given is None:
-            raise _Stop(
-                you_do="pass the id automation_update answered for the create payload (`automationId`)",
-                then=f"`loop.py next --state-dir {self.directory.path} --id ID`",
-                notify=False,
-            )
+        # Without --id at create-requested, verify prints the create payload again while the registry shows
+        # nothing with this loop's key, and otherwise reads the id from it.
         verified = self.run("verify-automation", *(["--id", given] if given else []))
         if verified["outcome"] == "stub-paused":
             verified = self.run("automation-prompt")
         if "payload" in verified:
-            raise self.tool(verified)
+            create = verified["payload"].get("mode") == "create"  # its answer comes back as --id ID
+            raise self.tool(verified, then=f"{self.again[:-1]} --id ID`" if create else None)
         raise _Stop(
             you_do=f"nothing more now: the loop is live ({verified['outcome']}); end this turn",
             then=f"at every heartbeat: {self.again}",
             notify=True,  # the person who started the loop learns it runs
         )
+
+    def deleting(self) -> None:
+        verified = self.run("verify-automation")
+        if "payload" in verified:
+            raise self.tool(verified)
+        raise _Stop(you_do=verified["next"], then=None, notify=True)  # the bootstrap was rejected: say so
 
     def tool(self, result: dict[str, Any], *, then: str | None = None) -> _Stop:
         return _Stop(
@@ -166,8 +195,10 @@ class _Advance:
         for index in range(start, len(row)):
             step = row[index]
             if isinstance(step, steps.Do):
-                self.act(action, index, step)
+                if step.act != "edit":  # the edit is handed off when execute answers awaiting-edit
+                    self.act(action, index, step)
                 continue
+            self.remember(action, index)  # write-ahead: a kill or a refusal from here resumes at this step
             if step.command == "plan-remediation":
                 result = self.plan_remediation(action, index)
             elif step.command == "wakeup":
@@ -176,10 +207,12 @@ class _Advance:
                 result = self.run("wakeup", "--automation-key", self._automation_key(), "--continue")
             elif step.command == "record-executed":
                 result = self.run("record-executed", "--plan-hash", self._pending_hash())
+            elif step.command == "execute":
+                result = self.execute(action)
             else:
                 result = self.run(step.command)
             if "payload" in result:
-                self.remember(action, index + 2)  # past the tool call that follows
+                self.remember(action, self._verify_at(row, index))  # verify prints it again until it took effect
                 raise self.tool(result)
             if step.obey:
                 self.follow(result["action"], 0)
@@ -190,6 +223,56 @@ class _Advance:
             then=f"at the next heartbeat: {self.again}",
             notify=False,  # its writes are done; the next wakeup reads Codex's answer to them
         )
+
+    @staticmethod
+    def _verify_at(row: tuple[steps.Step, ...], index: int) -> int:
+        """The row's verify-automation at or after ``index``: the step that sees a payload's effect."""
+        return next(
+            at
+            for at, step in enumerate(row[index:], start=index)
+            if isinstance(step, steps.Run) and step.command == "verify-automation"
+        )
+
+    def execute(self, action: ActionName) -> dict[str, Any]:
+        """``execute``; where it answers awaiting-edit, the edit is handed off (again, unchanged, until observed)."""
+        try:
+            result = self.run("execute")
+        except ActError as error:
+            if error.code == "edit-not-in-place":
+                self.not_in_place(error)
+            raise
+        if any(performed["outcome"] == "awaiting-edit" for performed in result["performed"]):
+            row = steps.WAKEUP[action]
+            edit_at = next(at for at, step in enumerate(row) if isinstance(step, steps.Do) and step.act == "edit")
+            self.hand_edit(action, edit_at)
+        return result
+
+    def hand_edit(self, action: ActionName, edit_at: int) -> None:
+        self.remember(action, edit_at + 1)  # the execute after the edit: it hands the edit off again until seen
+        pending = plans.read_pending(self.directory)
+        paths = pending.manifest.as_dict()["paths"] if isinstance(pending, RemediationPlan) else []
+        from act.execute_cli import EDIT_SAFELY
+
+        raise _Stop(
+            you_do=f"edit exactly these paths, in place: {paths}",
+            paths=paths,
+            edit_safely=EDIT_SAFELY,
+            then=self.again,
+            notify=steps.notifies(action, "edit"),
+        )
+
+    def not_in_place(self, error: ActError) -> None:
+        """A planned file replaced, not written: this plan can never run, so this wakeup ends here, said so."""
+        self.run("end-wakeup", "--reason", "edit-not-in-place")
+        self.forget()
+        error.details = {
+            **error.details,
+            "you_do": "tell the person, with this message, which files were replaced and that this loop stops: the "
+            "change stays in the checkout, nothing was committed or pushed; the loop reports it at a later "
+            "wakeup (its claim lapses: state-inconsistency), and the person deletes the automation and starts a "
+            "new loop over the checkout (`loop.py init`) to carry the change to the pull request",
+            "then": f"at the next heartbeat: {self.again}",
+        }
 
     def after_phase_one(self, action: ActionName, index: int) -> None:
         """Phase two is judged on an observation made after phase one's claim, to the second.
@@ -213,19 +296,6 @@ class _Advance:
 
     def act(self, action: ActionName, index: int, step: steps.Do) -> None:
         here = plans.where(self.directory, key=self._automation_key())
-        if step.act == "edit":
-            self.remember(action, index + 1)
-            pending = plans.read_pending(self.directory)
-            paths = pending.manifest.as_dict()["paths"] if isinstance(pending, RemediationPlan) else []
-            from act.execute_cli import EDIT_SAFELY
-
-            raise _Stop(
-                you_do=f"edit exactly these paths, in place: {paths}",
-                paths=paths,
-                edit_safely=EDIT_SAFELY,
-                then=self.again,
-                notify=steps.notifies(action, step.act),
-            )
         if step.act == "show":
             self.forget()
             raise _Stop(
@@ -236,7 +306,10 @@ class _Advance:
                 notify=steps.notifies(action, step.act),
             )
         if step.act in ("tell", "nothing"):
-            self.forget()
+            if self._final_word(action, index):  # the loop is over: every later `next` prints this again
+                self.remember(action, index)
+            else:
+                self.forget()
             waiting = action == "wait"
             raise _Stop(
                 you_do=here.fill(step.words),
@@ -282,6 +355,8 @@ def run_next(ctx: Context) -> dict[str, Any]:
         automation = advance.directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
         if advance.resumable() is None and (automation is None or automation.stage not in _RUNNING):
             advance.bootstrap(automation)
+        elif automation is not None and automation.stage == "delete-requested" and advance.resumable() is None:
+            advance.deleting()  # a rejected bootstrap's delete, outside any wakeup
         elif automation is not None and automation.stage == "deleted" and advance.resumable() is None:
             raise _Stop(
                 you_do="nothing: the loop is over (`loop.py status` says how it ended)",

@@ -8,7 +8,9 @@ wakeup. Sequence, payloads and every verify outcome: references/hands.md.
 
 Stages recorded in ``automation.json`` (``act.state_models.AutomationStage``;
 each saved when its payload is emitted, or when verify confirms it, and
-listed in ``history``): create-requested -> stub-paused (or stub-active ->
+listed in ``history``; a stage that asks for a payload is saved in one write
+with that payload, which every rerun prints again, unchanged, until the
+registry shows its effect): create-requested -> stub-paused (or stub-active ->
 pause-requested -> stub-paused) -> prompt-requested -> prompt-verified ->
 activate-requested -> active -> delete-requested -> deleted; prompt-rejected
 when the evaluator refuses the bootstrap. stub-active and prompt-verified are
@@ -18,6 +20,7 @@ prints (pause-requested, activate-requested).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from act import judge, ledger, sources, statedir, steps, verdicts
@@ -66,11 +69,48 @@ def _record(directory: statedir.StateDir) -> AutomationProgress:
     return record
 
 
-def _save(directory: statedir.StateDir, record: AutomationProgress, stage: AutomationStage) -> AutomationProgress:
+def _save(
+    directory: statedir.StateDir,
+    record: AutomationProgress,
+    stage: AutomationStage,
+    payload: dict[str, Any] | None = None,
+) -> AutomationProgress:
+    """The stage reached; with the payload it asks for, in the same write (the hand-off is durable first)."""
     reached = {"stage": stage, "at": statedir.now_text()}
-    record = updated(record, stage=stage, history=[*(entry.as_dict() for entry in record.history), reached])
+    text = None if payload is None else json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    history = [*(entry.as_dict() for entry in record.history), reached]
+    record = updated(record, stage=stage, history=history, payload=text)
     directory.write_model(statedir.AUTOMATION, record)
     return record
+
+
+def pending_payload(record: AutomationProgress) -> dict[str, Any] | None:
+    """The payload the recorded stage asked for, exactly as it was printed; None when none is pending."""
+    if record.payload is not None:
+        loaded: dict[str, Any] = json.loads(record.payload)  # key order kept: printed again byte for byte
+        return loaded
+    # A record from before payloads were kept: the payloads that depend on nothing else are rebuilt.
+    rebuilt: dict[AutomationStage, Any] = {
+        "create-requested": lambda: create_payload(record.key),
+        "pause-requested": lambda: update_payload(_known_id(record), status="PAUSED"),
+        "activate-requested": lambda: update_payload(_known_id(record), status="ACTIVE"),
+        "delete-requested": lambda: delete_payload(_known_id(record)),
+    }
+    return rebuilt[record.stage]() if record.stage in rebuilt else None
+
+
+def _again(directory: statedir.StateDir, record: AutomationProgress, payload: dict[str, Any]) -> dict[str, Any]:
+    """A hand-off whose effect the registry does not show yet: its payload again, unchanged."""
+    verify = f"`loop.py verify-automation --state-dir {directory.path}" + (
+        " --id ID` with the automationId it answers" if payload["mode"] == "create" else "`"
+    )
+    return {
+        "outcome": "payload-pending",
+        "automation_key": record.key,
+        "payload": payload,
+        "next": "the registry does not show this payload's effect yet: call automation_update with it exactly "
+        f"(it is the one printed before, unchanged), then {verify}",
+    }
 
 
 def _require_stage(record: AutomationProgress, *stages: AutomationStage) -> None:
@@ -94,9 +134,13 @@ def run_create(ctx: Context) -> dict[str, Any]:
     if intent.reuse_pr_number is not None and pr_number != intent.reuse_pr_number:
         raise ActError("intent-pr-mismatch", f"the plan reuses #{intent.reuse_pr_number}, not #{pr_number}", path="/pr")
     if directory.exists(statedir.AUTOMATION):
+        record = _record(directory)
+        if record.stage == "create-requested" and record.pr_number == pr_number:
+            return _create_again(ctx, directory, record)
         raise ActError(
             "automation-already-requested",
-            f"an automation was already requested for this loop (stage {_record(directory).stage})",
+            f"an automation was already requested for this loop (stage {record.stage}); nothing is requested "
+            f"again: go on with `loop.py verify-automation --state-dir {directory.path}`",
             path="/automation",
         )
     key = markers.automation_key(policy.HOST, intent.repository, pr_number, intent.run_id)
@@ -112,16 +156,34 @@ def run_create(ctx: Context) -> dict[str, Any]:
             "history": [],
         },
     )
-    _save(directory, requested, "create-requested")
+    payload = create_payload(key)
+    _save(directory, requested, "create-requested", payload)
+    return _create_answer(directory, key, payload)
+
+
+def _create_answer(directory: statedir.StateDir, key: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {
         "automation_key": key,
-        "payload": create_payload(key),
+        "payload": payload,
         "next": (
             "call automation_update with this payload exactly, then run `loop.py verify-automation --state-dir "
             f"{directory.path} --id ID` with the "
             "automationId it answers"
         ),
     }
+
+
+def _create_again(ctx: Context, directory: statedir.StateDir, record: AutomationProgress) -> dict[str, Any]:
+    """The create was requested before: printed again while the registry shows no automation with the key."""
+    if _observe(ctx, record):  # its effect is there: verify reads the id from the registry
+        return {
+            "automation_key": record.key,
+            "outcome": "already-created",
+            "next": f"`loop.py verify-automation --state-dir {directory.path}` (the registry holds the automation)",
+        }
+    payload = pending_payload(record)
+    assert payload is not None  # create-requested always has one
+    return _create_answer(directory, record.key, payload)
 
 
 # --- automation-prompt ---------------------------------------------------------------------
@@ -131,6 +193,15 @@ def run_prompt(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     intent = read_intent(directory)
     record = _record(directory)
+    _require_stage(record, "stub-paused", "prompt-requested")
+    again = pending_payload(record) if record.stage == "prompt-requested" else None
+    if again is not None:  # asked for before: the same payload, not a second judgement
+        return {
+            "automation_key": record.key,
+            "rendered_prompt_sha256": record.rendered_prompt_sha256,
+            "payload": again,
+            "next": _prompt_next(directory),
+        }
     _require_stage(record, "stub-paused")
     document = sources.prompt_document(
         ctx.world, directory.file(statedir.INITIAL), record.pr_number, _known_id(record), intent.checkout
@@ -146,16 +217,22 @@ def run_prompt(ctx: Context) -> dict[str, Any]:
         )
     result = judge.require_accepted(verdict, "the bootstrap")
     directory.write(statedir.PROMPT, document)
-    record = _save(directory, updated(record, rendered_prompt_sha256=result.rendered_prompt_sha256), "prompt-requested")
+    payload = update_payload(_known_id(record), prompt=result.rendered_prompt)
+    record = updated(record, rendered_prompt_sha256=result.rendered_prompt_sha256)
+    _save(directory, record, "prompt-requested", payload)
     return {
         "automation_key": result.automation_key,
         "rendered_prompt_sha256": result.rendered_prompt_sha256,
-        "payload": update_payload(_known_id(record), prompt=result.rendered_prompt),
-        "next": (
-            "call automation_update with this payload exactly (the prompt is three lines, no trailing newline), then "
-            f"`loop.py verify-automation --state-dir {directory.path}`"
-        ),
+        "payload": payload,
+        "next": _prompt_next(directory),
     }
+
+
+def _prompt_next(directory: statedir.StateDir) -> str:
+    return (
+        "call automation_update with this payload exactly (the prompt is three lines, no trailing newline), then "
+        f"`loop.py verify-automation --state-dir {directory.path}`"
+    )
 
 
 # --- automation-delete ---------------------------------------------------------------------
@@ -175,9 +252,10 @@ def run_delete(ctx: Context) -> dict[str, Any]:
             "or a bootstrap the evaluator rejected, permits deleting it",
             path="/automation",
         )
-    _save(directory, record, "delete-requested")
+    payload = delete_payload(_known_id(record))
+    _save(directory, record, "delete-requested", payload)
     return {
-        "payload": delete_payload(_known_id(record)),
+        "payload": payload,
         "next": _in_row(directory, None if last is None else last.action, "automation-delete")
         or f"pass this payload to automation_update unchanged; then `loop.py verify-automation --state-dir "
         f"{directory.path}`; then tell the person the bootstrap was rejected (the loop never started)",
@@ -237,88 +315,142 @@ def run_verify(ctx: Context) -> dict[str, Any]:
     given = ctx.args.automation_id
     if record.stage == "create-requested":
         if given is None:
-            raise UsageError("the first verify needs --id ID, the automationId the create call answered")
+            owned = _observe(ctx, record)
+            if not owned:  # the create payload has not taken effect: printed again, unchanged
+                return _again(directory, record, _pending(record))
+            if len(owned) != 1:
+                raise _not_unique("one", owned)
+            given = owned[0]["id"]  # the registry shows the create's effect: its one automation is the answer
         record = updated(record, id=given)
     elif given is not None and given != record.id:
         raise ActError("automation-id-not-ours", f"this loop's automation is {record.id}, not {given}", path="/id")
     automation_id = _known_id(record)
     owned = _observe(ctx, record)
-    stage = record.stage
-    if stage == "delete-requested":
-        if owned:
-            raise ActError(
-                "automation-not-deleted",
-                f"{len(owned)} automation(s) with this loop's key remain: {[r['id'] for r in owned]}; call the "
-                "delete payload again and verify",
-                details={"payload": delete_payload(automation_id)},
-            )
-        _save(directory, record, "deleted")
+    if record.stage in ("delete-requested", "deleted"):
+        return _verify_deleted(directory, record, owned)
+    if len(owned) != 1 or owned[0]["id"] != automation_id:
+        raise _not_unique(automation_id, owned)
+    if record.stage in ("create-requested", "pause-requested", "stub-active", "stub-paused"):
+        return _verify_stub(directory, record, owned[0])
+    if record.stage in ("prompt-requested", "prompt-verified"):
+        return _verify_prompt(directory, record, owned[0])
+    if record.stage in ("activate-requested", "active"):
+        return _verify_active(directory, record, owned[0])
+    raise ActError("automation-stage-mismatch", f"nothing to verify at stage {record.stage}", path="/automation/stage")
+
+
+def _verify_deleted(
+    directory: statedir.StateDir, record: AutomationProgress, owned: list[dict[str, Any]]
+) -> dict[str, Any]:
+    if not owned:  # verified once, or again after a crash: the automation is gone either way
+        if record.stage == "delete-requested":
+            _save(directory, record, "deleted")
         return {
             "outcome": "deleted",
             "next": _in_row(directory, verdicts.last_action(directory), "verify-automation")
             or "the automation is gone; tell the person the bootstrap was rejected (the loop never started)",
         }
-    if len(owned) != 1 or owned[0]["id"] != automation_id:
-        raise ActError(
-            "automation-not-unique",
-            f"expected exactly automation {automation_id} with this loop's key, found {[r['id'] for r in owned]}; "
-            "stop and tell the person, who removes any other",
-            details={"observed": owned},
-        )
-    observed = owned[0]
+    if record.stage == "delete-requested" and [r["id"] for r in owned] == [record.id]:
+        return _again(directory, record, _pending(record))  # still there: the delete not applied yet
+    raise ActError(
+        "automation-not-deleted",
+        f"{len(owned)} automation(s) with this loop's key remain: {[r['id'] for r in owned]}; call the "
+        "delete payload again and verify",
+        details={"payload": delete_payload(_known_id(record))},
+    )
+
+
+def _verify_stub(directory: statedir.StateDir, record: AutomationProgress, observed: dict[str, Any]) -> dict[str, Any]:
+    automation_id = _known_id(record)
+    if observed["status"] == "ACTIVE" and not _differences(
+        observed, record, status="ACTIVE", prompt_sha256=record.inert_prompt_sha256
+    ):
+        # Codex has been seen saving a PAUSED create as ACTIVE: pause it before anything else.
+        payload = update_payload(automation_id, status="PAUSED")
+        record = _save(directory, record, "stub-active")
+        _save(directory, record, "pause-requested", payload)
+        return {
+            "outcome": "created-active",
+            "payload": payload,
+            "next": (
+                "the stub was saved ACTIVE: call automation_update with this payload before anything else, then "
+                f"`loop.py verify-automation --state-dir {directory.path}`"
+            ),
+        }
+    _require_clean(observed, record, status="PAUSED", prompt_sha256=record.inert_prompt_sha256)
+    _save(directory, record, "stub-paused")
+    return {
+        "outcome": "stub-paused",
+        "automation_id": automation_id,
+        "next": f"`loop.py automation-prompt --state-dir {directory.path}`",
+    }
+
+
+def _verify_prompt(
+    directory: statedir.StateDir, record: AutomationProgress, observed: dict[str, Any]
+) -> dict[str, Any]:
+    inert = record.inert_prompt_sha256
+    if record.stage == "prompt-requested" and not _differences(observed, record, status="PAUSED", prompt_sha256=inert):
+        return _again(directory, record, _pending(record))  # the stub as it was: the prompt not updated yet
+    _require_clean(observed, record, status="PAUSED", prompt_sha256=record.rendered_prompt_sha256)
+    payload = update_payload(_known_id(record), status="ACTIVE")
+    record = _save(directory, record, "prompt-verified")
+    _save(directory, record, "activate-requested", payload)
+    return {
+        "outcome": "prompt-verified",
+        "payload": payload,
+        "next": "call automation_update with this payload exactly, then `loop.py verify-automation --state-dir "
+        f"{directory.path}`",
+    }
+
+
+def _verify_active(
+    directory: statedir.StateDir, record: AutomationProgress, observed: dict[str, Any]
+) -> dict[str, Any]:
     rendered = record.rendered_prompt_sha256
-    if stage in ("create-requested", "pause-requested", "stub-active", "stub-paused"):
-        if observed["status"] == "ACTIVE" and not _differences(
-            observed, record, status="ACTIVE", prompt_sha256=record.inert_prompt_sha256
-        ):
-            # Codex has been seen saving a PAUSED create as ACTIVE: pause it before anything else.
-            record = _save(directory, record, "stub-active")
-            _save(directory, record, "pause-requested")
-            return {
-                "outcome": "created-active",
-                "payload": update_payload(automation_id, status="PAUSED"),
-                "next": (
-                    "the stub was saved ACTIVE: call automation_update with this payload before anything else, then "
-                    f"`loop.py verify-automation --state-dir {directory.path}`"
-                ),
-            }
-        _require_clean(observed, record, status="PAUSED", prompt_sha256=record.inert_prompt_sha256)
-        _save(directory, record, "stub-paused")
-        return {
-            "outcome": "stub-paused",
-            "automation_id": automation_id,
-            "next": f"`loop.py automation-prompt --state-dir {directory.path}`",
-        }
-    if stage in ("prompt-requested", "prompt-verified"):
-        _require_clean(observed, record, status="PAUSED", prompt_sha256=rendered)
-        record = _save(directory, record, "prompt-verified")
-        _save(directory, record, "activate-requested")
-        return {
-            "outcome": "prompt-verified",
-            "payload": update_payload(automation_id, status="ACTIVE"),
-            "next": "call automation_update with this payload exactly, then `loop.py verify-automation --state-dir "
-            f"{directory.path}`",
-        }
-    if stage in ("activate-requested", "active"):
-        _require_clean(observed, record, status="ACTIVE", prompt_sha256=rendered)
-        _save(directory, record, "active")
-        current = ledger.read_wakeup(directory)
-        in_wakeup = current is not None and current.ended_at is None and current.claims
-        pending = read_pending(directory)
-        return {
-            "outcome": "active",
-            "automation_id": automation_id,
-            # Mid-loop (a remediation's update-automation) the wakeup goes on; after the bootstrap the turn ends.
-            "next": steps.after(
-                "execute-remediation",
-                "verify-automation",
-                where(directory, plan_hash=None if pending is None else pending.plan_hash),
-            )
-            if in_wakeup
-            else "the loop is live: end this turn; every wakeup starts with `loop.py wakeup --state-dir "
-            f"{directory.path} --automation-key {record.key}`",
-        }
-    raise ActError("automation-stage-mismatch", f"nothing to verify at stage {stage}", path="/automation/stage")
+    if record.stage == "activate-requested" and not _differences(
+        observed, record, status="PAUSED", prompt_sha256=rendered
+    ):
+        return _again(directory, record, _pending(record))  # still PAUSED: the activation not applied yet
+    _require_clean(observed, record, status="ACTIVE", prompt_sha256=rendered)
+    _save(directory, record, "active")
+    current = ledger.read_wakeup(directory)
+    in_wakeup = current is not None and current.ended_at is None and current.claims
+    pending = read_pending(directory)
+    return {
+        "outcome": "active",
+        "automation_id": _known_id(record),
+        # Mid-loop (a remediation's update-automation) the wakeup goes on; after the bootstrap the turn ends.
+        "next": steps.after(
+            "execute-remediation",
+            "verify-automation",
+            where(directory, plan_hash=None if pending is None else pending.plan_hash),
+        )
+        if in_wakeup
+        else "the loop is live: end this turn; every wakeup starts with `loop.py wakeup --state-dir "
+        f"{directory.path} --automation-key {record.key}`",
+    }
+
+
+def _pending(record: AutomationProgress) -> dict[str, Any]:
+    payload = pending_payload(record)
+    if payload is None:  # a *-requested stage saved without its payload: the file was edited
+        raise ActError(
+            "state-file-invalid",
+            f"automation.json is at stage {record.stage} but holds no payload to print again; nothing is written",
+            path="/payload",
+            details={"state_file": statedir.AUTOMATION},
+        )
+    return payload
+
+
+def _not_unique(expected: str, owned: list[dict[str, Any]]) -> ActError:
+    return ActError(
+        "automation-not-unique",
+        f"expected exactly automation {expected} with this loop's key, found {[r['id'] for r in owned]}; "
+        "stop and tell the person, who removes any other",
+        details={"observed": owned},
+    )
 
 
 def _require_clean(

@@ -44,8 +44,9 @@ NEXT_STEPS: Mapping[str, str] = {
     "wakeup-not-open": "start a wakeup with `loop.py wakeup`",
     "wakeup-id-mismatch": "start a wakeup with `loop.py wakeup`; the claim belongs to another wakeup",
     "automation-not-started": "create it with `loop.py automation-create` (after the initial plan ran)",
-    "automation-already-requested": "go on with `loop.py verify-automation`",
-    "automation-stage-mismatch": "run `loop.py status` and follow the automation's recorded stage",
+    "automation-already-requested": "go on with `loop.py verify-automation` (it prints any payload still pending)",
+    "automation-stage-mismatch": "run `loop.py next`: it prints the payload still pending, if any (`loop.py status` "
+    "shows the recorded stage)",
     "automation-id-not-ours": "pass the automationId the tool answered for this loop's create call",
     "automation-drift": "do not activate or continue: " + _TELL,
     "automation-not-deleted": "pass the delete payload to automation_update again, then `loop.py verify-automation`",
@@ -110,6 +111,9 @@ NEXT_STEPS: Mapping[str, str] = {
     "thread-root-not-found": "the thread is gone from GitHub: end the wakeup; the next one judges the new state",
     "thread-not-found": "the thread is gone from GitHub: end the wakeup; the next one judges the new state",
     "write-not-verified": _RERUN,
+    "edit-not-in-place": "tell the person which files were replaced and that this plan cannot run (the change stays "
+    "in the checkout); end the wakeup with `loop.py end-wakeup`; the loop stops at a later wakeup, and a new loop "
+    "(`loop.py init`) carries the change",
     "path-records-changed": "restore the file (edit in place, see `edit_safely`), or let the next wakeup plan anew",
     "github-write-failed": "check the network route to github.com, then " + _RERUN,
     "github-write-refused": "give the token the permission the message names (see SKILL.md), then " + _RERUN,

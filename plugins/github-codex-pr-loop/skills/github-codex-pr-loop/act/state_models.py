@@ -263,6 +263,10 @@ class AutomationProgress(Strict):
     inert_prompt_sha256: Digest
     rendered_prompt_sha256: Digest | None
     history: list[StageReached]
+    # The payload printed for the stage it asks for, as JSON text, saved in the same write as that stage:
+    # every rerun prints it again, unchanged, until the registry shows its effect (references/hands.md,
+    # "The automation"); null once verify-automation saw it.
+    payload: str | None = None
 
 
 class ValidationRun(Strict):

@@ -1,14 +1,16 @@
 """One inter-process lock per state directory, held for a whole ``loop.py`` command.
 
 Every command that reads a state directory and then writes (every command
-but ``list``) takes an exclusive ``flock`` on the directory's ``lock`` file
+but ``list`` and ``status``) takes an exclusive ``flock`` on the directory's ``lock`` file
 the moment it names the directory (``Context.state_dir``; ``init`` as soon as
 it has created it) and keeps it until the command returns, ``next``'s whole
 chain included: the commands ``next`` runs in process take the lock they
 already hold. A second copy of any command on the same directory waits at
 most ``WAIT_SECONDS`` and then answers ``loop-busy``, naming the holder (its
 pid, command and since when, which the holder writes into the lock file),
-having written nothing.
+having written nothing. ``status``, which only reads, shares the lock through a
+read-only descriptor, so it waits for a writer and answers in a read-only
+sandbox too.
 
 The kernel releases a ``flock`` when its holder's last descriptor closes, a
 process killed by SIGKILL included, so a dead holder's lock is simply taken:
@@ -49,6 +51,10 @@ _SINCE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 
 _held: dict[str, int] = {}  # directory path -> the open lock file this process holds
 _command = "loop.py"
+# Commands that only read the state directory: they share the lock (a writer waits for them, they wait for
+# a writer) through a read-only descriptor, so they still answer where the directory cannot be written
+# (Codex's read-only sandbox). Before any writer made the lock file there is nothing to wait for.
+READERS = frozenset({"status"})
 
 
 @contextmanager
@@ -77,24 +83,36 @@ def hold(directory: Path) -> None:
     if key in _held:
         return
     path = os.path.join(key, LOCK)
-    descriptor = _open(path)
+    reader = _command in READERS
+    descriptor = _open(path, reader=reader)
+    if descriptor is None:
+        return
     try:
         deadline = time.monotonic() + WAIT_SECONDS
-        while not _try_lock(descriptor):
+        while not _try_lock(descriptor, fcntl.LOCK_SH if reader else fcntl.LOCK_EX):
             if time.monotonic() >= deadline:
                 raise _busy(descriptor, path)
             time.sleep(_POLL_SECONDS)
-        _write_holder(descriptor)
+        if not reader:
+            _write_holder(descriptor)
     except BaseException:
         os.close(descriptor)
         raise
     _held[key] = descriptor
 
 
-def _open(path: str) -> int:
-    """The lock file, created 0600 in one step if absent; it must be a plain 0600 file of this user's."""
+def _open(path: str, *, reader: bool) -> int | None:
+    """The lock file, created 0600 in one step if absent; it must be a plain 0600 file of this user's.
+
+    A reader opens it read-only and never creates it: None when no writer has made it yet.
+    """
+    flags = os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_RDONLY if reader else os.O_RDWR | os.O_CREAT)
     try:
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        descriptor = os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        if reader:
+            return None
+        raise ActError("state-file-unsafe", f"cannot open {path}: no such file", path="/state_dir") from None
     except OSError as error:
         raise ActError("state-file-unsafe", f"cannot open {path}: {error.strerror}", path="/state_dir") from None
     info = os.fstat(descriptor)
@@ -104,9 +122,9 @@ def _open(path: str) -> int:
     return descriptor
 
 
-def _try_lock(descriptor: int) -> bool:
+def _try_lock(descriptor: int, kind: int) -> bool:
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(descriptor, kind | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
     return True
@@ -136,8 +154,20 @@ def read_holder(descriptor: int) -> dict[str, Any] | None:
     return {"pid": pid, "command": name, "since": since}
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _busy(descriptor: int, path: str) -> ActError:
     holder = read_holder(descriptor)
+    if holder is not None and not _alive(holder["pid"]):
+        holder = None  # the file names an earlier, finished holder: a reader holds it now, and names none
     named = (
         f"`loop.py {holder['command']}` (pid {holder['pid']}, since {holder['since']})"
         if holder is not None
