@@ -2,7 +2,7 @@
 
 One happy approval-gated loop (a finding, its fix, a clean review,
 finalization) driven through ``codex exec`` and ``codex exec resume``, the
-model played by tests/codex_loop.py's script on 127.0.0.1, the simulator as
+model played by demo/codex_loop.py's script on 127.0.0.1, the simulator as
 GitHub, Codex review and the automation host (the same run as
 tests/test_codex_loop.py). The skill is installed with each checkout's own
 ``python install.py`` into a fresh temporary HOME; the simulator and the
@@ -43,7 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
 
-from tests.codex_loop import LoopRun, run_loop  # noqa: E402 (after the path above)
+from demo.codex_loop import LoopRun, run_loop  # noqa: E402 (after the path above)
 
 
 def figures(run: LoopRun, wall: float) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""A whole approval-gated loop through the real Codex CLI (tests/codex_loop.py): ``codex exec``, then
+"""A whole approval-gated loop through the real Codex CLI (demo/codex_loop.py): ``codex exec``, then
 ``codex exec resume`` for the person's approvals and every heartbeat, the model scripted on 127.0.0.1,
 the simulator as GitHub, Codex review and the automation host.
 
@@ -16,10 +16,9 @@ from typing import Any
 
 import pytest
 
+from demo.codex_loop import LoopRun, run_loop
 from demo.stack import HEAD_BRANCH
-from tests.codex_cli import codex_binary
-from tests.codex_loop import LoopRun, run_loop
-from tests.codex_provider import (
+from simulator.model_provider import (
     ENV_KEY,
     TRUNCATION_MARKS,
     ResponsesProvider,
@@ -28,6 +27,7 @@ from tests.codex_provider import (
     function_call,
     parse_tool_output,
 )
+from tests.codex_cli import codex_binary
 
 ROOT = Path(__file__).resolve().parent.parent
 

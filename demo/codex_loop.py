@@ -6,7 +6,7 @@ The pieces are the real ones a person has: the skill installed with
 one (each heartbeat a resumed turn of the same thread, as the desktop app's
 heartbeat is), Codex's own shell tool running every command. The simulator
 (demo/stack.py) plays GitHub, Codex review and the desktop app's automation
-host; the scripted provider (tests/codex_provider.py) plays the model.
+host; the scripted provider (simulator/model_provider.py) plays the model.
 
 The model (:class:`SkillAgent`) follows SKILL.md literally: it runs
 ``SKILL_DIR/scripts/loop`` commands through ``exec_command``, polls a command
@@ -41,7 +41,7 @@ from demo.scenarios import FINDING
 from demo.stack import CHANGED_FILE, HEAD_BRANCH, Stack, start
 from simulator.clock import SimClock
 from simulator.codex import CodexReviewer
-from tests.codex_provider import (
+from simulator.model_provider import (
     ENV_KEY,
     ResponsesProvider,
     ToolOutput,

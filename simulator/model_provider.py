@@ -1,5 +1,7 @@
 """A scripted model provider for the real Codex CLI: an OpenAI Responses endpoint on 127.0.0.1.
 
+Part of the world the tests and benchmarks stand up (like the fake GitHub): the model service.
+
 Codex, given a custom provider (``model_provider`` and ``[model_providers.NAME]``
 in its ``config.toml``, :func:`config_toml`), POSTs every model turn to
 ``BASE_URL/responses`` with ``stream: true`` and reads server-sent events:
