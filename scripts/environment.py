@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build the skill's private environment: the packages of requirements-runtime.lock, nothing else.
 
-    python3 scripts/environment.py [--rebuild] [--force]
+    python3 scripts/environment.py [--rebuild] [--force] [--wheelhouse DIR]
 
 The environment lives outside the skill's files, at
 ``$XDG_DATA_HOME/github-codex-pr-loop/env/<SHA-256 of requirements-runtime.lock>``
@@ -127,7 +127,14 @@ def refuse_if_loops_live(action: str, environ: Mapping[str, str] = os.environ) -
         )
 
 
-def ensure(root: Path = ROOT, *, rebuild: bool = False, force: bool = False, packages_from: str = "download") -> bool:
+def ensure(
+    root: Path = ROOT,
+    *,
+    rebuild: bool = False,
+    force: bool = False,
+    packages_from: str = "download",
+    wheelhouse: Path | None = None,
+) -> bool:
     """Make sure the private environment for ``root``'s lock exists; True when this call built it."""
     target = private_environment(root)
     requirements = lock_requirements(root)
@@ -146,7 +153,7 @@ def ensure(root: Path = ROOT, *, rebuild: bool = False, force: bool = False, pac
             "for every command of the skill",
         ) from None
     try:
-        _build(root, staging, target, requirements, packages_from)
+        _build(root, staging, target, requirements, packages_from, wheelhouse)
         _place(staging, target)
     except OSError as error:
         raise BuildError("environment-build-failed", f"cannot build in {target.parent}: {error}") from None
@@ -157,7 +164,9 @@ def ensure(root: Path = ROOT, *, rebuild: bool = False, force: bool = False, pac
     return True
 
 
-def _build(root: Path, staging: Path, target: Path, requirements: list[str], packages_from: str) -> None:
+def _build(
+    root: Path, staging: Path, target: Path, requirements: list[str], packages_from: str, wheelhouse: Path | None
+) -> None:
     if packages_from == "current":
         _run([sys.executable, "-m", "venv", "--without-pip", str(staging)], "creating the private environment")
         _copy_current_distributions(requirements, _site_packages(staging))
@@ -165,6 +174,8 @@ def _build(root: Path, staging: Path, target: Path, requirements: list[str], pac
         _run([sys.executable, "-m", "venv", str(staging)], "creating the private environment")
         pip = [str(staging / "bin" / "python"), "-I", "-m", "pip", "--isolated", "--disable-pip-version-check"]
         install = [*pip, "install", "--no-input", "--require-hashes", "--no-deps", "--only-binary", ":all:"]
+        if wheelhouse is not None:  # the same files, fetched earlier: every one still checked against the lock
+            install += ["--no-index", "--find-links", str(wheelhouse)]
         _run([*install, "--no-compile", "-r", str(root / RUNTIME_LOCK)], "pip install (hashes required)")
         _run([*pip, "check"], "pip check")
         # pip (and the setuptools venv adds before Python 3.12) was only the tool: it is not locked.
@@ -252,12 +263,21 @@ def main(argv: list[str] | None = None) -> int:
         default="download",
         help="pip from PyPI (default), or copy the pinned packages of this interpreter (tests, offline)",
     )
+    parser.add_argument(
+        "--wheelhouse",
+        type=Path,
+        metavar="DIR",
+        help="take the locked files from DIR instead of PyPI (pip download -r requirements-runtime.lock -d DIR); "
+        "their hashes are checked all the same",
+    )
     args = parser.parse_args(argv)
     if sys.version_info < (3, 11):  # noqa: UP036  (the interpreter a person happens to run)
         print("environment.py needs Python 3.11 or later", file=sys.stderr)
         return 2
     try:
-        built = ensure(rebuild=args.rebuild, force=args.force, packages_from=args.packages_from)
+        built = ensure(
+            rebuild=args.rebuild, force=args.force, packages_from=args.packages_from, wheelhouse=args.wheelhouse
+        )
         line = {"ok": True, "environment": str(private_environment()), "built": built}
     except BuildError as error:
         print(json.dumps({"ok": False, "errors": [{"code": error.code, "path": "", "message": error.message}]}))

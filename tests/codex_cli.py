@@ -29,3 +29,19 @@ def codex_binary() -> str:
     if CODEX_CLI_VERSION not in version.stdout:
         pytest.fail(f"{found} is {version.stdout.strip()!r}, not codex-cli {CODEX_CLI_VERSION}: {INSTALL_HINT}")
     return found
+
+
+def locked_wheelhouse() -> list[str]:
+    """``--wheelhouse DIR`` for scripts/environment.py: the runtime lock's files, fetched beforehand.
+
+    ``.ci/run`` downloads them (``pip download --require-hashes``) before the tests and names the directory
+    in ``LOCKED_WHEELHOUSE``, so a test that builds the private environment as a person does, hashes
+    checked, needs no network. Without it the test is skipped (failed where ``CODEX_CLI_REQUIRED=1``).
+    """
+    directory = os.environ.get("LOCKED_WHEELHOUSE")
+    hint = "python -m pip download --require-hashes --no-deps --only-binary :all: -r requirements-runtime.lock -d DIR"
+    if not directory or not os.path.isdir(directory):
+        if os.environ.get("CODEX_CLI_REQUIRED") == "1":
+            pytest.fail(f"LOCKED_WHEELHOUSE names no directory: {hint} (.ci/run does this)")
+        pytest.skip(f"set LOCKED_WHEELHOUSE to a directory made by: {hint}")
+    return ["--wheelhouse", directory]

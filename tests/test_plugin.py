@@ -5,8 +5,10 @@ tools/build_plugin.py: it must be exactly what that script writes. The slow
 tests use the real programs: the Codex CLI adds a fresh clone as a local
 marketplace and installs the plugin into a temporary HOME and CODEX_HOME;
 the copy it makes (without symlinks) and a plain copy of the repository
-then run once their shared private environment is built, from PyPI with the
-lock's hashes checked, by the command their first answer names.
+then run once their shared private environment is built, with the lock's
+hashes checked, by the command their first answer names (its files fetched
+from PyPI beforehand by .ci/run: ``LOCKED_WHEELHOUSE``, so no test needs the
+network).
 """
 
 from __future__ import annotations
@@ -23,8 +25,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.version import VERSION
-
-from tests.codex_cli import codex_binary
+from tests.codex_cli import codex_binary, locked_wheelhouse
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = runpy.run_path(str(ROOT / "tools" / "build_plugin.py"))
@@ -64,7 +65,7 @@ def test_the_manifests_name_the_plugin_as_codex_reads_them():
     assert f"description: {manifest['description']}\n" in front
 
 
-# -- with the real Codex CLI and PyPI ---------------------------------------------------------------
+# -- with the real Codex CLI and the locked files ---------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +129,9 @@ def test_the_plugin_codex_installs_runs_once_the_command_its_first_answer_names_
     [error] = json.loads(first.stdout)["errors"]
     assert error["code"] == "dependency-missing"
     [command] = re.findall(r"`(python3 [^`]*environment\.py)`", error["message"])
-    built = run(world, *command.split()[1:])  # pip from PyPI, --require-hashes, the person's pip settings ignored
+    # The person's command, with the locked files fetched beforehand (.ci/run): --require-hashes, their
+    # pip settings ignored, exactly as from PyPI.
+    built = run(world, *command.split()[1:], *locked_wheelhouse())
     assert built.returncode == 0, built.stdout + built.stderr
     answer = json.loads(built.stdout)
     assert answer["ok"] is True and answer["built"] is True
@@ -142,7 +145,7 @@ def test_the_plugin_codex_installs_runs_once_the_command_its_first_answer_names_
 def test_copies_without_symlinks_run_with_the_same_environment(
     world: dict[str, str], plugin_copy: Path, tmp_path: Path
 ) -> None:
-    built = run(world, str(plugin_copy / "scripts" / "environment.py"))
+    built = run(world, str(plugin_copy / "scripts" / "environment.py"), *locked_wheelhouse())
     assert built.returncode == 0, built.stdout + built.stderr
     # A plain copy of the plugin's skill where Codex looks for skills, and a copy of the whole
     # repository as `npx skills add` makes one: neither carries a symlink or an environment.
