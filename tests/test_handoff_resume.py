@@ -242,7 +242,9 @@ def test_kills_along_the_finalization_chain_resume_the_same_wakeup_and_reach_don
     # verify-automation saved `deleted`, then the kill: the rerun is no false automation-not-unique.
     agent.killed("automation.json", stage("deleted"))
     end = agent.next()
-    assert (end["you_do"], end["then"], end["action"]) == ("report the `gates`", None, "finish-finalization"), end
+    told = "tell the person the loop is finished and report the `gates` and `reasons`"
+    assert (end["you_do"], end["then"], end["action"]) == (told, None, "finish-finalization"), end
+    assert end["notify"] is True and "gates" in end and "reasons" in end
     assert agent.next()["you_do"] == end["you_do"]  # the last word, printed again to a rerun
 
     bodies = agent.comments(pr_number)
