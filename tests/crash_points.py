@@ -65,6 +65,7 @@ from demo.stack import Stack, start
 from evaluator.canonical import parse_document
 from evaluator.errors import Rejected
 from simulator.codex import CodexReviewer
+from simulator.front import Front, LoopbackServer
 from simulator.gh import gh_calls
 
 SITECUSTOMIZE = Path(__file__).resolve().parent / "crash" / "sitecustomize.py"
@@ -76,10 +77,16 @@ GITHUB_PHASES = ("before", "applied", "answered")
 STATE_PHASES = ("temp", "renamed")
 PLAN_HASH = re.compile(r" plan=([0-9a-f]{64}) ")
 
-TWO_FINDINGS = {
+TWO_FINDINGS: dict[str, Any] = {
     "kind": "findings",
     "findings": [
-        {**FINDING["findings"][0]},  # type: ignore[index]
+        {
+            "priority": "P2",
+            "path": "src/app.py",
+            "line": 1,
+            "title": "Print the greeting once",
+            "text": "The greeting should be printed exactly once.",
+        },
         {
             "priority": "P2",
             "path": "README.md",
@@ -289,7 +296,7 @@ class CrashAgent(Agent):
         result = self.scratch.with_name(f"{self.scratch.name}.outcome-{len(self.branch_outcomes)}.json")
         _remove(snapshot)
         subprocess.run(["cp", "-a", str(self.scratch), str(snapshot)], check=True)
-        servers = [self.stack.front, *self.stack.servers]
+        servers: list[Front | LoopbackServer] = [self.stack.front, *self.stack.servers]
         for server in servers:
             server.pause()
         began = time.monotonic()
@@ -467,7 +474,7 @@ def run_scenario(
         ]
         problems = list(agent.problems)
         if run.final != "done":
-            problems.insert(0, f"ended in {run.final}" + (f" ({refusals[-1]})" if refusals else ""))
+            problems.insert(0, f"ended in {run.final} ({refusals[-1] if refusals else _last_answer(agent)})")
         problems += _claims_outside_approved_plans(stack, run)
         outcome = Outcome(agent.target, str(run.final), agent.killed_at is not None, problems, agent.applied, refusals)
         if agent.target is not None and agent.killed_at is None and not any("diverged" in p for p in problems):
@@ -528,6 +535,15 @@ def _wait_for(child: int, result_file: Path, point: KillPoint) -> Outcome:
     return Outcome(
         point, saved["final"], saved["killed"], saved["problems"], Counter(saved["applied"]), saved["refusals"]
     )
+
+
+def _last_answer(agent: CrashAgent) -> str:
+    """The last answer of ``next``: its action and reasons (what a run that never ends kept hearing)."""
+    answers = [result for command, result in agent.results if command == "next"]
+    if not answers:
+        return "no answer of next"
+    last = answers[-1]
+    return f"last next: {last.get('action')} {','.join(map(str, last.get('reasons') or []))}".strip()
 
 
 def _claims_outside_approved_plans(stack: Stack, run: CrashRun) -> list[str]:
@@ -659,6 +675,16 @@ def cause_of(outcome: Outcome) -> str:
     first = outcome.problems[0]
     first = re.sub(r"[0-9a-f]{12,64}", "H", first)
     return re.sub(r"\d+", "N", first)[:160]
+
+
+SAMPLE_STRIDE = 6
+
+
+def sample(points: list[KillPoint]) -> list[KillPoint]:
+    """A shorter run's kill points: all of the GitHub/git writes, every ``SAMPLE_STRIDE``th of the state files."""
+    state = [point for point in points if point.where == "state"]
+    chosen = {point for point in points if point.where == "github"} | set(state[::SAMPLE_STRIDE])
+    return [point for point in points if point in chosen]
 
 
 def select_points(points: list[KillPoint], stride: int = 1, match: str | None = None) -> Iterator[KillPoint]:
