@@ -121,6 +121,7 @@ class KillPoint:
     number: int  # github: the write's number in the run; state: the write's number in the command
     what: str  # the write's kind, or the state file
     phase: str
+    finalizing: bool = False  # in or after the first command whose answer names plan-finalization
 
     @property
     def name(self) -> str:
@@ -564,16 +565,19 @@ def kill_points(scenario: Scenario, records: list[CommandRecord]) -> list[KillPo
     first = 0
     if scenario.from_action is not None:
         first = next(i for i, record in enumerate(records) if scenario.from_action in record.answer_actions)
+    finalizing = next(i for i, record in enumerate(records) if "plan-finalization" in record.answer_actions)
     points = []
     for index, record in enumerate(records):
         if index < first:
             continue
-        for number, kind in record.github:
-            points += [
-                KillPoint(scenario.name, index, record.command, "github", number, kind, p) for p in GITHUB_PHASES
-            ]
-        for number, name in enumerate(record.state):
-            points += [KillPoint(scenario.name, index, record.command, "state", number, name, p) for p in STATE_PHASES]
+        named: list[tuple[str, int, str, tuple[str, ...]]]
+        named = [("github", number, kind, GITHUB_PHASES) for number, kind in record.github]
+        named += [("state", number, name, STATE_PHASES) for number, name in enumerate(record.state)]
+        points += [
+            KillPoint(scenario.name, index, record.command, where, number, what, phase, index >= finalizing)
+            for where, number, what, phases in named
+            for phase in phases
+        ]
     return points
 
 
@@ -677,14 +681,19 @@ def cause_of(outcome: Outcome) -> str:
     return re.sub(r"\d+", "N", first)[:160]
 
 
-SAMPLE_STRIDE = 6
+SAMPLE_STRIDE = 12
 
 
-def sample(points: list[KillPoint]) -> list[KillPoint]:
-    """A shorter run's kill points: all of the GitHub/git writes, every ``SAMPLE_STRIDE``th of the state files."""
-    state = [point for point in points if point.where == "state"]
-    chosen = {point for point in points if point.where == "github"} | set(state[::SAMPLE_STRIDE])
-    return [point for point in points if point in chosen]
+def sample(points: list[KillPoint], stride: int = SAMPLE_STRIDE) -> list[KillPoint]:
+    """A shorter run's kill points: every GitHub/git write's, every ``stride``th state file's.
+
+    The happy loop's finalization is left to the ``finalization`` scenario,
+    which kills the same commands (with two Codex threads to resolve).
+    """
+    kept = [point for point in points if not (point.scenario == "happy" and point.finalizing)]
+    state = [point for point in kept if point.where == "state"]
+    chosen = {point for point in kept if point.where == "github"} | set(state[::stride])
+    return [point for point in kept if point in chosen]
 
 
 def select_points(points: list[KillPoint], stride: int = 1, match: str | None = None) -> Iterator[KillPoint]:

@@ -225,16 +225,18 @@ def test_every_kill_point_resumes_to_done_without_a_second_write(name: str, tmp_
     """Whole loops killed at each kill point and resumed: every failing point is reported at once.
 
     ``CRASH_POINTS=all`` runs every kill point (what ``python -m tests.crash_points``
-    runs); by default every GitHub/git write's three phases and every
-    ``SAMPLE_STRIDE``th state-file kill point, to keep the run short.
+    runs); by default ``crash_points.sample``: every GitHub/git write's three
+    phases and every ``CRASH_POINTS_STRIDE``th (default 12) state-file kill
+    point, the happy loop's finalization left to the finalization scenario.
     """
     everything = os.environ.get("CRASH_POINTS") == "all"
+    stride = int(os.environ.get("CRASH_POINTS_STRIDE", crash_points.SAMPLE_STRIDE))
     bin_directory = crash_points.crash_environment(tmp_path / "python")
     enumeration = crash_points.enumerate_points(
         crash_points.SCENARIOS[name],
         tmp_path / name,
         bin_directory,
-        select=None if everything else crash_points.sample,
+        select=None if everything else lambda points: crash_points.sample(points, stride),
     )
     assert enumeration.points and len(enumeration.outcomes) == len(enumeration.points)
     assert {outcome.point for outcome in enumeration.outcomes} == set(enumeration.points)
