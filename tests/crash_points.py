@@ -39,6 +39,7 @@ table of kill points that fail (exit 1 when any does).
 from __future__ import annotations
 
 import argparse
+import ctypes
 import io
 import json
 import os
@@ -73,6 +74,7 @@ DELAY_SECONDS = 180  # Codex answers three simulated minutes after a request (as
 ANSWERED_GRACE_SECONDS = 0.1  # "answered": the client has its answer; the kill comes this long after
 COMMAND_TIMEOUT_SECONDS = 180
 BRANCH_TIMEOUT_SECONDS = 1200
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 GITHUB_PHASES = ("before", "applied", "answered")
 STATE_PHASES = ("temp", "renamed")
 PLAN_HASH = re.compile(r" plan=([0-9a-f]{64}) ")
@@ -306,6 +308,7 @@ class CrashAgent(Agent):
             child = os.fork()
         if child == 0:
             try:
+                _die_with_parent()
                 for server in servers:
                     server.resume()
                 self.target, self.result_file, self.branches, self.progress = point, result, {}, None
@@ -488,6 +491,15 @@ def run_scenario(
     finally:
         stack.world.write_hook = None
         stack.stop()
+
+
+def _die_with_parent() -> None:
+    """A branch dies with the run it was forked from (Linux's PR_SET_PDEATHSIG), never outlives a killed test."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # elsewhere a branch ends on its own: each command has a timeout, each run a number of wakeups
 
 
 def _leave_branch(result_file: Path, outcome: Outcome) -> None:

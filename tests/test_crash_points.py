@@ -14,6 +14,7 @@ import shlex
 import signal
 import subprocess
 import textwrap
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -211,6 +212,71 @@ def test_a_kill_at_renamed_leaves_the_new_file_in_place(crash_bin: Path, tmp_pat
     assert sorted(p.name for p in state.iterdir()) == ["first.json"]
 
 
+# -- the enumeration and its report --------------------------------------------------------------
+
+
+def records() -> list[crash_points.CommandRecord]:
+    init = crash_points.CommandRecord(
+        "init", github=[(1, "POST /repos/{owner}/{repo}/git/refs")], state=["intent.json"]
+    )
+    start = crash_points.CommandRecord("next --approve H", github=[(2, "git push")], state=["approval.json"])
+    final = crash_points.CommandRecord(
+        "next", github=[(3, "graphql markPullRequestReadyForReview")], answer_actions=["plan-finalization"]
+    )
+    return [init, start, final]
+
+
+def test_each_write_gives_a_kill_point_per_phase_and_a_scenario_may_start_at_its_finalization():
+    points = crash_points.kill_points(crash_points.SCENARIOS["happy"], records())
+    assert [(p.command_index, p.where, p.number, p.phase) for p in points] == [
+        (0, "github", 1, "before"),
+        (0, "github", 1, "applied"),
+        (0, "github", 1, "answered"),
+        (0, "state", 0, "temp"),
+        (0, "state", 0, "renamed"),
+        (1, "github", 2, "before"),
+        (1, "github", 2, "applied"),
+        (1, "github", 2, "answered"),
+        (1, "state", 0, "temp"),
+        (1, "state", 0, "renamed"),
+        (2, "github", 3, "before"),
+        (2, "github", 3, "applied"),
+        (2, "github", 3, "answered"),
+    ]
+    assert [p.finalizing for p in points] == [False] * 10 + [True] * 3
+    finalization = crash_points.kill_points(crash_points.SCENARIOS["finalization"], records())
+    assert {p.command_index for p in finalization} == {2}
+    sampled = crash_points.sample(points, stride=2)
+    assert sampled == points[:4] + points[5:9]  # every state point but each second one; no finalizing point
+
+
+def test_the_table_names_each_failing_point_and_counts_the_causes():
+    points = crash_points.kill_points(crash_points.SCENARIOS["happy"], records())
+    refused = "ended in refused-next (loop.py next: wakeup-claim-open)"
+    outcomes = [
+        crash_points.Outcome(points[0], "done", True, [], Counter(), []),
+        crash_points.Outcome(points[1], "refused-next", True, [refused], Counter(), []),
+        crash_points.Outcome(points[2], "refused-next", True, [refused], Counter(), []),
+    ]
+    baseline = crash_points.Outcome(None, "done", False, [], Counter({"git push": 1}), [])
+    twice = crash_points.judge(
+        crash_points.Outcome(points[3], "done", True, [], Counter({"git push": 2}), []), baseline
+    )
+    outside = crash_points.judge(
+        crash_points.Outcome(points[4], "done", True, [], Counter({"graphql mergePullRequest": 1}), []), baseline
+    )
+    assert twice.problems == ["git push applied 2x (baseline 1x): applied twice"]
+    assert outside.problems == [
+        "graphql mergePullRequest applied 1x, outside every approved plan (the baseline made none)"
+    ]
+    enumeration = crash_points.Enumeration(crash_points.SCENARIOS["happy"], baseline, points[:5])
+    enumeration.outcomes = [*outcomes, twice, outside]
+    lines = crash_points.table([enumeration]).splitlines()
+    assert lines[0] == f"{points[1].name}: {refused}"
+    assert lines[4] == "4 of 5 kill points fail"
+    assert lines[5] == "     2  ended in refused-next (loop.py next: wakeup-claim-open)"
+
+
 # -- whole loops ---------------------------------------------------------------------------------
 
 
@@ -227,16 +293,20 @@ def test_every_kill_point_resumes_to_done_without_a_second_write(name: str, tmp_
     ``CRASH_POINTS=all`` runs every kill point (what ``python -m tests.crash_points``
     runs); by default ``crash_points.sample``: every GitHub/git write's three
     phases and every ``CRASH_POINTS_STRIDE``th (default 12) state-file kill
-    point, the happy loop's finalization left to the finalization scenario.
+    point, the happy loop's finalization left to the finalization scenario;
+    ``CRASH_POINTS_MATCH=REGEX`` keeps only the kill points whose name it matches.
     """
     everything = os.environ.get("CRASH_POINTS") == "all"
     stride = int(os.environ.get("CRASH_POINTS_STRIDE", crash_points.SAMPLE_STRIDE))
+    match = os.environ.get("CRASH_POINTS_MATCH")  # a regular expression: only the kill points it names
+
+    def select(points: list[crash_points.KillPoint]) -> list[crash_points.KillPoint]:
+        chosen = points if everything else crash_points.sample(points, stride)
+        return list(crash_points.select_points(chosen, 1, match))
+
     bin_directory = crash_points.crash_environment(tmp_path / "python")
     enumeration = crash_points.enumerate_points(
-        crash_points.SCENARIOS[name],
-        tmp_path / name,
-        bin_directory,
-        select=None if everything else lambda points: crash_points.sample(points, stride),
+        crash_points.SCENARIOS[name], tmp_path / name, bin_directory, select=select
     )
     assert enumeration.points and len(enumeration.outcomes) == len(enumeration.points)
     assert {outcome.point for outcome in enumeration.outcomes} == set(enumeration.points)
