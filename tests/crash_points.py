@@ -15,10 +15,14 @@ points: every write the simulator receives (a REST write, a GraphQL
 mutation, a git push) at each of its phases (``before`` it is applied,
 ``applied`` but unanswered, ``answered``), and every state-file write of the
 loop (``temp``: the new file complete beside the old one, not yet renamed;
-``renamed``: in place). Each kill point is then its own run: at that point
-the running command's whole process group gets SIGKILL, the agent reruns the
-same command (and the next heartbeat runs ``loop.py next``), and the
-scenario goes on. Each run must reach ``done``, apply no GitHub write twice
+``renamed``: in place; ``answered`` is a kill ``ANSWERED_GRACE_SECONDS``
+after the answer left the simulator). Each kill point is then its own run:
+at that point the running command's whole process group gets SIGKILL, the
+agent reruns the same command (and the next heartbeat runs ``loop.py
+next``), and the scenario goes on. The runs share their past: a second
+undisturbed run (the *trunk*) forks one branch per kill point just before
+the command it kills (``CrashAgent.branch``), so each branch pays only for
+the rest of its loop. Each run must reach ``done``, apply no GitHub write twice
 (the applied writes by kind are the baseline's), apply none outside a plan
 the person approved (every claim names an approved plan; no kind of write
 the baseline never made), and leave every state file strict JSON after every
@@ -32,8 +36,10 @@ environment of the tests' own (the skill runs there as with any
 ``python3`` on PATH: ``-I -B``, the evaluator pin and every check intact).
 Each command runs in a process group of its own.
 
-``python -m tests.crash_points [--scenario NAME] [--limit N]`` prints the
-table of kill points that fail (exit 1 when any does).
+``python -m tests.crash_points [--scenario NAME] [--match REGEX] [--stride N]``
+prints the table of kill points that fail (exit 1 when any does), each
+named ``scenario #command-index command | write | phase`` with what failed,
+then the count by cause; ``--list`` names every kill point and runs none.
 """
 
 from __future__ import annotations
@@ -408,10 +414,8 @@ class CrashRun(NextRun):
 
     max_wakeups: int = 40
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-
     def run_wakeups(self) -> None:
+        """The demo's wakeups, at most ``max_wakeups`` of them (a loop that keeps waiting is not left to run 40)."""
         import demo.driver as driver
 
         saved = driver.MAX_WAKEUPS
