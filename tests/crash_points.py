@@ -51,7 +51,9 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -330,8 +332,8 @@ class CrashAgent(Agent):
                 file=self.progress,
                 flush=True,
             )
-        _remove(self.scratch)
-        os.rename(snapshot, self.scratch)
+        restore(snapshot, self.scratch)
+        _remove(snapshot)
         for server in servers:
             server.resume()
         return False
@@ -495,6 +497,40 @@ def run_scenario(
     finally:
         stack.world.write_hook = None
         stack.stop()
+
+
+def restore(snapshot: Path, live: Path) -> None:
+    """Make ``live`` hold what ``snapshot`` holds again, each file and directory that is still there kept as it is.
+
+    Written in place, not replaced: the loop's plans bind the identity (device
+    and inode) of the planned files and their directories, so a copy put back
+    in their place would read as someone else's change.
+    """
+    kept = {entry.name for entry in os.scandir(snapshot)}
+    for entry in os.scandir(live):
+        if entry.name not in kept:
+            _remove(Path(entry.path))
+    for entry in os.scandir(snapshot):
+        source, target = Path(entry.path), live / entry.name
+        if entry.is_symlink():
+            if target.is_symlink() or target.exists():
+                _remove(target)
+            os.symlink(os.readlink(source), target)
+            continue
+        if entry.is_dir():
+            if target.is_symlink() or (target.exists() and not target.is_dir()):
+                _remove(target)
+            target.mkdir(exist_ok=True)
+            restore(source, target)
+        elif target.is_symlink() or not target.is_file():
+            _remove(target)
+            shutil.copy2(source, target)
+        else:
+            os.chmod(target, 0o600 | stat.S_IMODE(target.stat().st_mode))  # writable for the rewrite
+            with open(target, "r+b") as handle:
+                handle.write(source.read_bytes())
+                handle.truncate()
+        shutil.copystat(source, target, follow_symlinks=False)
 
 
 def _die_with_parent() -> None:

@@ -277,6 +277,23 @@ def test_the_table_names_each_failing_point_and_counts_the_causes():
     assert lines[5] == "     2  ended in refused-next (loop.py next: wakeup-claim-open)"
 
 
+def test_a_branch_is_undone_in_place_so_every_file_keeps_its_identity(tmp_path: Path):
+    live = tmp_path / "live"
+    (live / "src").mkdir(parents=True)
+    (live / "src" / "app.py").write_text("print('hello')\n")
+    (live / "gone.json").write_text("{}")
+    snapshot = tmp_path / "snapshot"
+    subprocess.run(["cp", "-a", str(live), str(snapshot)], check=True)
+    identity = {path: (path.stat().st_dev, path.stat().st_ino) for path in (live / "src", live / "src" / "app.py")}
+    (live / "src" / "app.py").write_text("print('changed in the branch')\n")
+    (live / "gone.json").unlink()
+    (live / "new.json").write_text("{}")
+    crash_points.restore(snapshot, live)
+    assert (live / "src" / "app.py").read_text() == "print('hello')\n"
+    assert sorted(p.name for p in live.iterdir()) == ["gone.json", "src"]
+    assert {path: (path.stat().st_dev, path.stat().st_ino) for path in identity} == identity
+
+
 # -- whole loops ---------------------------------------------------------------------------------
 
 
