@@ -86,6 +86,7 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 GITHUB_PHASES = ("before", "applied", "answered")
 STATE_PHASES = ("temp", "renamed")
 PLAN_HASH = re.compile(r" plan=([0-9a-f]{64}) ")
+PLAN_FILE = re.compile(r"^plans/[0-9a-f]{64}\.json$")
 
 TWO_FINDINGS: dict[str, Any] = {
     "kind": "findings",
@@ -272,7 +273,8 @@ class CrashAgent(Agent):
         self.token_lookups.append(gh_calls(self.stack.gh).count("auth token") - asked)
         # Each state file by its path inside its loop's directory (the run id left out).
         written = log.read_text().splitlines() if log.exists() else []
-        record.state = [json.loads(line)[2].partition("/")[2] for line in written]
+        # A plan's file is named by its hash, which differs from run to run: named by its role instead.
+        record.state = [PLAN_FILE.sub("plans/<hash>.json", json.loads(line)[2].partition("/")[2]) for line in written]
         if process.returncode == -signal.SIGKILL:
             if self.killed_at is None and target is not None and (kill_here or target.where == "github"):
                 self.killed_at = target
