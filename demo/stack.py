@@ -133,6 +133,7 @@ def start(scratch: Path, clock: SimClock | None = None, *, as_a_person: bool = F
         TOKEN,
         on_push=world.notice_push,
         may_push=lambda: may_write(world, TOKEN, ("contents",)),
+        on_write=world.writing,
     )
     servers = [LoopbackServer(git_app).start(), LoopbackServer(GitHubApp(world)).start()]
     front = Front({GIT_HOST: servers[0].address, API_HOST: servers[1].address}, scratch / "front").start()

@@ -249,12 +249,42 @@ class GitHubApp:
             fault = None
         if world.released.is_set():
             return Response(status=503)  # the scenario ended meanwhile: leave no trace
+        kind = self._write_kind(request)
+        if kind is not None and world.writing(kind, "before"):
+            return Response(status=503)  # a test stopped the client before the write: it is never applied
         with world.lock:
             response = self._respond(world, request, fault)
             world.log.append((request.method, target, response.status_code))
         if fault is not None and fault.kind == "after" and fault.action is not None:
             fault.action()  # e.g. a comment deleted between this page and the next
+        if kind is not None:
+            applied = self._applied(request, response)
+            world.writing(kind, "applied", applied)
+            response.call_on_close(lambda: world.writing(kind, "answered", applied))
         return response
+
+    def _write_kind(self, request: Request) -> str | None:
+        """The write's kind for ``World.write_hook``: its REST operation or GraphQL mutation fields; None: a read."""
+        if request.path == "/graphql" and request.method == "POST":
+            fields = graphql_api.mutation_fields(request.get_json(silent=True))
+            return "graphql " + ",".join(fields) if fields else None
+        if request.method not in WRITES:
+            return None
+        matched = self.rest.match(request.method, request.path)
+        return matched[0] if matched is not None else f"{request.method} {request.path}"
+
+    @staticmethod
+    def _applied(request: Request, response: Response) -> bool:
+        """Whether the write took effect: a success status (and, for GraphQL, an answer without errors)."""
+        if response.status_code >= 300:
+            return False
+        if request.path != "/graphql":
+            return True
+        try:
+            answer = json.loads(response.get_data())
+        except ValueError:
+            return False
+        return isinstance(answer, dict) and not answer.get("errors")
 
     def _respond(self, world: World, request: Request, fault: Any) -> Response:
         token = self._token(request)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import select
 import socket
+import socketserver
 import ssl
 import threading
 from collections import Counter
@@ -68,6 +69,20 @@ class Front:
             self._listener.close()
         for thread in self._threads:
             thread.join(timeout=2)
+
+    def pause(self) -> None:
+        """Stop accepting, the listening socket kept open: a forked copy of the process serves it meanwhile
+        (the crash tests branch a whole run there, tests/crash_points.py); ``resume`` accepts again."""
+        self._stopping.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        self._threads.clear()
+        self._stopping.clear()
+
+    def resume(self) -> None:
+        accept = threading.Thread(target=self._accept_loop, name="front-accept", daemon=True)
+        accept.start()
+        self._threads.append(accept)
 
     @property
     def ca_file(self) -> Path:
@@ -184,9 +199,11 @@ class LoopbackServer:
             return app(environ, start_response)
 
         self._server = make_server("127.0.0.1", 0, as_reached, threaded=True)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(SERVE_POLL_SECONDS,), name="loopback-http", daemon=True
-        )
+        self._thread = threading.Thread(target=self._serve, name="loopback-http", daemon=True)
+
+    def _serve(self) -> None:
+        # socketserver's loop, not werkzeug's: werkzeug's closes the socket when it returns, and ``pause`` keeps it.
+        socketserver.BaseServer.serve_forever(self._server, SERVE_POLL_SECONDS)
 
     def start(self) -> LoopbackServer:
         self._thread.start()
@@ -196,6 +213,15 @@ class LoopbackServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+    def pause(self) -> None:
+        """Stop serving, the socket kept open (see ``Front.pause``); ``resume`` serves again."""
+        self._server.shutdown()
+        self._thread.join(timeout=5)
+
+    def resume(self) -> None:
+        self._thread = threading.Thread(target=self._serve, name="loopback-http", daemon=True)
+        self._thread.start()
 
     @property
     def address(self) -> tuple[str, int]:

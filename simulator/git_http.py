@@ -39,12 +39,15 @@ class GitSmartHttp:
         *,
         on_push: Callable[[str, str], None] | None = None,
         may_push: Callable[[], bool] = lambda: True,
+        on_write: Callable[[str, str, bool | None], bool] | None = None,
     ):
         self.resolve = resolve
         self.token = token
         self.on_push = on_push
         self.may_push = may_push  # False: the token may read but not write the repository's contents
         self.pushes: list[tuple[str, str]] = []
+        # A test's window on each push (World.writing): called "before" (True drops it), "applied", "answered".
+        self.on_write = on_write
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         return self.handle(Request(environ))(environ, start_response)
@@ -67,11 +70,18 @@ class GitSmartHttp:
             # GitHub's answer to a push with a token that may only read: 403, before any pack is sent.
             message = f"Permission to {route['owner']}/{route['repo']}.git denied to {user}.\n"
             return Response(message.encode(), status=403, content_type="text/plain")
+        write = route["service"] == "/git-receive-pack" and self.on_write is not None
+        if write and self.on_write is not None and self.on_write("git push", "before", None):
+            return Response(status=503)  # a test stopped the client before the push: nothing is received
         response = self._backend(request, repository, route["service"], user)
         if route["service"] == "/git-receive-pack" and response.status_code == 200:
             self.pushes.append((route["owner"], route["repo"]))
             if self.on_push is not None:
                 self.on_push(route["owner"], route["repo"])
+        if write and self.on_write is not None:
+            hook, applied = self.on_write, response.status_code == 200
+            hook("git push", "applied", applied)
+            response.call_on_close(lambda: hook("git push", "answered", applied))
         return response
 
     def _authenticated_user(self, request: Request) -> str | None:

@@ -424,6 +424,21 @@ def find_node(world: World, node_id: str) -> dict[str, Any] | None:
     return None
 
 
+def mutation_fields(payload: Any) -> list[str]:
+    """The top-level fields a GraphQL mutation body asks for (``markPullRequestReadyForReview``...); [] otherwise."""
+    if not is_mutation(payload):
+        return []
+    document, _ = checked_document(payload["query"])
+    return [
+        selection.name.value
+        for definition in (document.definitions if document is not None else ())
+        if isinstance(definition, graphql.OperationDefinitionNode)
+        and definition.operation == graphql.OperationType.MUTATION
+        for selection in definition.selection_set.selections
+        if isinstance(selection, graphql.FieldNode)
+    ]
+
+
 def is_mutation(payload: Any) -> bool:
     """Whether a GraphQL POST body asks for a mutation (a content-generating request)."""
     if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):

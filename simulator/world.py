@@ -277,6 +277,10 @@ class World:
         # Set when this World is retired: stalled or dripping answers end at
         # once and leave no trace (see GitHubApp).
         self.released = threading.Event()
+        # A test's window on every write a client sends (a REST write, a GraphQL mutation, a git push), at each
+        # of its phases (WRITE_PHASES): ``write_hook(kind, phase, applied)``. True at "before" drops the request
+        # unapplied (the crash tests stop the client there: tests/crash_points.py).
+        self.write_hook: Callable[[str, str, bool | None], bool] | None = None
         self._next_id = 1000
         for account in USERS.values():
             self.add_user(account)
@@ -285,6 +289,11 @@ class World:
         self.released.set()
         if self._owns_root:
             shutil.rmtree(self.root, ignore_errors=True)
+
+    def writing(self, kind: str, phase: str, applied: bool | None = None) -> bool:
+        """Tell the test's ``write_hook`` a write reached ``phase``; True: drop it unapplied (phase "before")."""
+        hook = self.write_hook
+        return bool(hook(kind, phase, applied)) if hook is not None else False
 
     # -- identities -----------------------------------------------------
 
