@@ -342,7 +342,14 @@ class CrashAgent(Agent):
 
     @staticmethod
     def _reap(group: int) -> None:
-        """Nothing of a command outlives it: a git or gh child left running is killed with its group."""
+        """Nothing of a command outlives it: a git or gh child left running is killed with its group.
+
+        The group's leader is already reaped, so its number is free once no member is left and may be another
+        process's group by now (pids wrap at 32768): the group is signalled only while a member still holds
+        the number, which then cannot have been given to anyone else.
+        """
+        if not _group_has_members(group):
+            return
         try:
             os.killpg(group, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -381,6 +388,8 @@ class CrashAgent(Agent):
             self.problems.append(f"no command was running at write {number} {phase}")
             return False
         try:
+            if not _group_has_members(group):  # ended and reaped: its number may be another group's by now
+                raise ProcessLookupError
             os.killpg(group, signal.SIGKILL)
         except ProcessLookupError:
             self.problems.append(f"the command had ended before the kill at write {number} {phase}")
@@ -797,3 +806,17 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _group_has_members(group: int) -> bool:
+    """Whether any process (a zombie included) is still in process group ``group``."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and fields[2] == str(group):
+            return True
+    return False
