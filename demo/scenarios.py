@@ -154,7 +154,9 @@ SCENARIOS = {
         codex_on_ready=[FINDING],
     ),
     "timeout": Scenario(
-        "timeout", "Codex picks the request up (its eyes reaction) and never answers: the request times out", ["stall"],
+        "timeout",
+        "Codex picks the request up (its eyes reaction) and never answers: the request times out",
+        ["stall"],
         "request-timeout",
     ),
     "not-picked-up": Scenario(
@@ -168,7 +170,7 @@ SCENARIOS = {
     ),
     "usage-limit-today": Scenario(
         "usage-limit-today",
-        "Codex replies \"Codex usage limits have been reached for code reviews\": the next wakeup stops",
+        'Codex replies "Codex usage limits have been reached for code reviews": the next wakeup stops',
         ["usage_limit_reached"],
         "stop-reviewer-unavailable",
     ),

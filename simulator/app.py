@@ -116,8 +116,10 @@ READ_PERMISSIONS: dict[str, tuple[str, ...]] = {
 # Content-generating REST methods (GitHub's secondary limits count them apart).
 WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 # Object pages whose list is paged inside the object (with total_count beside it).
-PAGED_KEYS = {"GET /repos/{owner}/{repo}/commits/{ref}/check-runs": "check_runs",
-              "GET /repos/{owner}/{repo}/commits/{ref}/status": "statuses"}
+PAGED_KEYS = {
+    "GET /repos/{owner}/{repo}/commits/{ref}/check-runs": "check_runs",
+    "GET /repos/{owner}/{repo}/commits/{ref}/status": "statuses",
+}
 
 
 def may_write(world: World, token: str, permissions: tuple[str, ...]) -> bool:
@@ -189,14 +191,23 @@ def secondary_rate_limit(
     is untouched (``x-ratelimit-remaining`` is not 0), so only the message and
     ``retry-after`` tell a client what happened.
     """
-    world.fail(method, pattern, status, times=times, headers={"Retry-After": str(retry_after)},
-               body=secondary_limit_body(status))
+    world.fail(
+        method,
+        pattern,
+        status,
+        times=times,
+        headers={"Retry-After": str(retry_after)},
+        body=secondary_limit_body(status),
+    )
 
 
 def secondary_limit_body(status: int) -> bytes:
     """GitHub's answer body when a secondary rate limit refuses a request."""
-    body = {"message": SECONDARY_LIMIT_MESSAGE, "documentation_url": SECONDARY_LIMIT_DOCUMENTATION,
-            "status": str(status)}
+    body = {
+        "message": SECONDARY_LIMIT_MESSAGE,
+        "documentation_url": SECONDARY_LIMIT_DOCUMENTATION,
+        "status": str(status),
+    }
     return json.dumps(body).encode()
 
 

@@ -88,8 +88,18 @@ _UNAVAILABLE = {
     "error_went_wrong": REPLIES["error-something-went-wrong"]["body"],
     "error_not_completed": REPLIES["error-could-not-complete"]["body"],
 }
-_KINDS = ("findings", "findings_comment", "findings_plain", "clean", "clean_reaction", "clean_one_line", "says",
-          "silence", "stall", *_UNAVAILABLE)
+_KINDS = (
+    "findings",
+    "findings_comment",
+    "findings_plain",
+    "clean",
+    "clean_reaction",
+    "clean_one_line",
+    "says",
+    "silence",
+    "stall",
+    *_UNAVAILABLE,
+)
 _REVIEWED_COMMIT_LINE = re.compile(r"\*\*Reviewed commit:\*\* `[0-9a-f]+`\n")
 _RELATIVE_TIME = re.compile(r'<relative-time datetime="[^"]*">[^<]*</relative-time>')
 
@@ -122,9 +132,16 @@ class Request:
 class CodexReviewer:
     """Answers ``@codex review`` comments on every repository of ``world`` (or only ``repository``) from ``script``."""
 
-    def __init__(self, world: World, script: list[str | dict[str, Any]], *, delay: timedelta | float = DEFAULT_DELAY,
-                 summary: bool = False, repository: str | None = None,
-                 on_ready: list[str | dict[str, Any]] | None = None):
+    def __init__(
+        self,
+        world: World,
+        script: list[str | dict[str, Any]],
+        *,
+        delay: timedelta | float = DEFAULT_DELAY,
+        summary: bool = False,
+        repository: str | None = None,
+        on_ready: list[str | dict[str, Any]] | None = None,
+    ):
         self.world = world
         self.only = repository.lower() if repository else None  # answer this repository's requests only
         self.script = [self._entry_of(entry) for entry in script]
@@ -265,8 +282,14 @@ class CodexReviewer:
         else:
             comment = self.world.add_issue_comment(owner, name, number, CODEX_BOT, _UNAVAILABLE[kind])
             request.answer_ids.append(comment["id"])
-        if self.summary and kind in ("findings", "findings_comment", "findings_plain", "clean", "clean_reaction",
-                                     "clean_one_line"):
+        if self.summary and kind in (
+            "findings",
+            "findings_comment",
+            "findings_plain",
+            "clean",
+            "clean_reaction",
+            "clean_one_line",
+        ):
             self._summary(request, "summary_completed")
         request.answered_at = self.world.clock.now
 

@@ -47,8 +47,24 @@ CODEX_BOT_ID = 199175422
 _EPOCH = DEFAULT_EPOCH
 BODIES = fixture("codex/bodies.json")
 
-__all__ = ["BODIES", "CODEX_BOT_ID", "FIXTURES", "OTHER_RUN_ID", "PR_NUMBER", "REPOSITORY", "RUN_ID", "TOKEN", "USERS",
-           "FakeGitHub", "at", "codex_body", "fixture", "graphql_author", "request_body", "sha_for"]
+__all__ = [
+    "BODIES",
+    "CODEX_BOT_ID",
+    "FIXTURES",
+    "OTHER_RUN_ID",
+    "PR_NUMBER",
+    "REPOSITORY",
+    "RUN_ID",
+    "TOKEN",
+    "USERS",
+    "FakeGitHub",
+    "at",
+    "codex_body",
+    "fixture",
+    "graphql_author",
+    "request_body",
+    "sha_for",
+]
 
 
 def at(seconds: int) -> str:

@@ -22,8 +22,10 @@ from typing import Any
 
 from werkzeug.wrappers import Request, Response
 
-_ROUTE = re.compile(r"/(?P<owner>[A-Za-z0-9_.-]{1,100})/(?P<repo>[A-Za-z0-9_.-]{1,100}?)(?:\.git)?"
-                    r"(?P<service>/info/refs|/git-upload-pack|/git-receive-pack)")
+_ROUTE = re.compile(
+    r"/(?P<owner>[A-Za-z0-9_.-]{1,100})/(?P<repo>[A-Za-z0-9_.-]{1,100}?)(?:\.git)?"
+    r"(?P<service>/info/refs|/git-upload-pack|/git-receive-pack)"
+)
 _GIT_HTTP_BACKEND = ("git", "http-backend")
 
 RepositoryResolver = Callable[[str, str], "Path | None"]
@@ -62,7 +64,9 @@ class GitSmartHttp:
         user = self._authenticated_user(request)
         if user is None:
             return Response(
-                b"Authentication required\n", status=401, content_type="text/plain",
+                b"Authentication required\n",
+                status=401,
+                content_type="text/plain",
                 headers={"WWW-Authenticate": 'Basic realm="GitHub"'},
             )
         pushing = route["service"] == "/git-receive-pack" or request.args.get("service") == "git-receive-pack"
@@ -117,7 +121,12 @@ class GitSmartHttp:
         body = request.get_data()
         environment["CONTENT_LENGTH"] = str(len(body))
         completed = subprocess.run(
-            _GIT_HTTP_BACKEND, input=body, capture_output=True, env=environment, timeout=60, check=False,
+            _GIT_HTTP_BACKEND,
+            input=body,
+            capture_output=True,
+            env=environment,
+            timeout=60,
+            check=False,
         )
         return _cgi_response(completed.stdout)
 

@@ -13,8 +13,12 @@ import subprocess
 from datetime import datetime
 from pathlib import Path
 
-_IDENTITY = {"GIT_AUTHOR_NAME": "Simulated Author", "GIT_AUTHOR_EMAIL": "author@example.invalid",
-             "GIT_COMMITTER_NAME": "GitHub", "GIT_COMMITTER_EMAIL": "noreply@example.invalid"}
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Simulated Author",
+    "GIT_AUTHOR_EMAIL": "author@example.invalid",
+    "GIT_COMMITTER_NAME": "GitHub",
+    "GIT_COMMITTER_EMAIL": "noreply@example.invalid",
+}
 
 
 class GitError(RuntimeError):
@@ -30,22 +34,36 @@ class BareRepository:
         path.mkdir(parents=True, exist_ok=True)
         repository = cls(path)
         # --template= copies no sample hooks: every reset of a fake copies this repository.
-        repository.git("init", "-q", "--bare", "--template=", f"--initial-branch={default_branch}", str(path),
-                       cwd_repo=False)
+        repository.git(
+            "init", "-q", "--bare", "--template=", f"--initial-branch={default_branch}", str(path), cwd_repo=False
+        )
         # Served over smart HTTP by git http-backend: pushes must be accepted.
         repository.git("config", "http.receivepack", "true")
         repository.git("config", "gc.auto", "0")
         return repository
 
-    def git(self, *args: str, input: bytes | None = None, when: datetime | None = None, cwd_repo: bool = True,
-            extra_env: dict[str, str] | None = None) -> str:
+    def git(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        when: datetime | None = None,
+        cwd_repo: bool = True,
+        extra_env: dict[str, str] | None = None,
+    ) -> str:
         completed = self._run(args, input=input, when=when, cwd_repo=cwd_repo, extra_env=extra_env)
         if completed.returncode != 0:
             raise GitError(f"git {args[0]} failed: {completed.stderr.decode('utf-8', 'replace').strip()}")
         return completed.stdout.decode("utf-8").strip()
 
-    def _run(self, args: tuple[str, ...], *, input: bytes | None = None, when: datetime | None = None,
-             cwd_repo: bool = True, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    def _run(
+        self,
+        args: tuple[str, ...],
+        *,
+        input: bytes | None = None,
+        when: datetime | None = None,
+        cwd_repo: bool = True,
+        extra_env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
         environment = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self.path),

@@ -310,8 +310,16 @@ class World:
     def user(self, login: str) -> dict[str, Any]:
         if login not in self.users:
             template = fixture("rest/simple-user.json")
-            template.update({"login": login, "id": self.new_id(), "node_id": f"U_sim{login}", "type": "User",
-                             "url": f"{API}/users/{login}", "html_url": f"{WEB}/{login}"})
+            template.update(
+                {
+                    "login": login,
+                    "id": self.new_id(),
+                    "node_id": f"U_sim{login}",
+                    "type": "User",
+                    "url": f"{API}/users/{login}",
+                    "html_url": f"{WEB}/{login}",
+                }
+            )
             self.users[login] = template
         return self.users[login]
 
@@ -396,8 +404,15 @@ class World:
 
     # -- repositories -----------------------------------------------------
 
-    def create_repository(self, owner: str, name: str, *, default_branch: str = "main",
-                          files: dict[str, str] | None = None, copy_of: Path | None = None) -> Repository:
+    def create_repository(
+        self,
+        owner: str,
+        name: str,
+        *,
+        default_branch: str = "main",
+        files: dict[str, str] | None = None,
+        copy_of: Path | None = None,
+    ) -> Repository:
         """A repository with a bare git repository: one initial commit, or a copy of the bare repository ``copy_of``."""
         key = f"{owner}/{name}".lower()
         with self.lock:
@@ -1412,6 +1427,16 @@ def sha_for(label: str) -> str:
 
 
 __all__ = [
-    "ApiError", "Fault", "Repository", "World", "USERS", "fixture", "head_check_outcomes", "iso", "not_accessible",
-    "required_checks", "sha_for", "strict_required_checks",
+    "ApiError",
+    "Fault",
+    "Repository",
+    "World",
+    "USERS",
+    "fixture",
+    "head_check_outcomes",
+    "iso",
+    "not_accessible",
+    "required_checks",
+    "sha_for",
+    "strict_required_checks",
 ]

@@ -115,7 +115,9 @@ def start(tmp_path: Path, monkeypatch: Any) -> Stack:
     world.add_token(TOKEN, "loop-owner")
     world.create_repository(OWNER, NAME, files={"README.md": "# gadgets\n", "src/app.py": "print('helo')\n"})
     git_app = GitSmartHttp(
-        world.git_repository_path, TOKEN, on_push=world.notice_push,
+        world.git_repository_path,
+        TOKEN,
+        on_push=world.notice_push,
         may_push=lambda: may_write(world, TOKEN, ("contents",)),
     )
     servers = [LoopbackServer(git_app).start(), LoopbackServer(GitHubApp(world)).start()]

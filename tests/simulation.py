@@ -26,8 +26,15 @@ class Api:
         self.client = Client(GitHubApp(world))
         self.token = token
 
-    def __call__(self, method: str, path: str, body: Any = None, *, token: str | None = None,
-                 headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
+    def __call__(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        token: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any, dict[str, str]]:
         sent = {"Authorization": f"token {token or self.token}", **(headers or {})}
         data = None if body is None else json.dumps(body)
         response = self.client.open(path, method=method, data=data, headers=sent, content_type="application/json")

@@ -58,8 +58,17 @@ class Live:
     def wakeup(self, observed_at: str = at(WAKEUP_AT)) -> tuple[dict[str, Any], dict[str, Any]]:
         """The collector's state of one wakeup, and the evaluator's verdict on it."""
         state = self.collect(
-            "--observed-at", observed_at, "state", "--checkpoint", self.checkpoint, "--checkout",
-            str(self.world["repo"]), "--wakeup-id", WAKEUP, "--registry", str(self.world["registry"]),
+            "--observed-at",
+            observed_at,
+            "state",
+            "--checkpoint",
+            self.checkpoint,
+            "--checkout",
+            str(self.world["repo"]),
+            "--wakeup-id",
+            WAKEUP,
+            "--registry",
+            str(self.world["registry"]),
         )
         return state, run_state(state, approved_hash=None, now=None)
 
@@ -110,8 +119,19 @@ def live(server, tmp_path_factory) -> Iterator[Live]:
         initial_path = Path(world["tmp"]) / "initial.json"
         initial_path.write_text(json.dumps(initial))
         prompt = boot.collect(
-            "--observed-at", at(90), "prompt", "--initial", str(initial_path), "--pr", str(PR_NUMBER),
-            "--automation-id", AUTOMATION_ID, "--checkout", str(repo), "--registry", str(world["registry"]),
+            "--observed-at",
+            at(90),
+            "prompt",
+            "--initial",
+            str(initial_path),
+            "--pr",
+            str(PR_NUMBER),
+            "--automation-id",
+            AUTOMATION_ID,
+            "--checkout",
+            str(repo),
+            "--registry",
+            str(world["registry"]),
         )
         ready = run_prompt(prompt)
         assert ready["ok"] is True, ready
@@ -314,9 +334,7 @@ def request_comment_id(live: Live) -> int:
 @contextlib.contextmanager
 def eyes_on_the_request(live: Live, user: str = "codex_as_reactor") -> Iterator[None]:
     comment_id = request_comment_id(live)
-    live.fake.world.add_reaction(
-        OWNER, REPO, PR_NUMBER, USERS[user], "eyes", created_at=at(70), comment_id=comment_id
-    )
+    live.fake.world.add_reaction(OWNER, REPO, PR_NUMBER, USERS[user], "eyes", created_at=at(70), comment_id=comment_id)
     try:
         yield
     finally:

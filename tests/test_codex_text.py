@@ -30,7 +30,7 @@ def test_links_quotes_and_whitespace_are_normalised():
         "To use Codex here,\n[create an  environment for this repo](https://chatgpt.com/x)."
         "\u00a0Didn\u2019t \u201cit\u201d"
     )
-    assert codex_text.normalise(raw) == "To use Codex here, create an environment for this repo. Didn't \"it\""
+    assert codex_text.normalise(raw) == 'To use Codex here, create an environment for this repo. Didn\'t "it"'
     assert codex_text.normalise("![P1 Badge](https://img.shields.io/badge/P1-orange?style=flat)") == "P1 Badge"
 
 

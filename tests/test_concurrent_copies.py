@@ -306,4 +306,3 @@ def test_a_remediation_staged_before_a_kill_commits_once(stack, capsys):
     assert [p["operation"] for p in finished["performed"]][:2] == ["commit", "push"], finished
     assert git(stack.checkout, "rev-parse", "HEAD^") == head  # one commit, on the planned head
     assert stack.remote_tip("fix/greeting") == finished["facts"]["final_head_sha"]
-

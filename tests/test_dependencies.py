@@ -60,9 +60,7 @@ def imported_distributions(rooms: tuple[str, ...]) -> set[str]:
 
 def test_every_declared_package_is_imported_where_it_serves():
     unused = {
-        section: sorted(
-            declared(section) - imported_distributions(rooms) - set(PYTEST_PLUGINS)
-        )
+        section: sorted(declared(section) - imported_distributions(rooms) - set(PYTEST_PLUGINS))
         for section, rooms in SERVED_BY.items()
     }
     assert not any(unused.values()), f"declared but not imported by the code the section serves: {unused}"

@@ -61,10 +61,15 @@ def independent_digest(files: dict[str, bytes]) -> str:
 def test_known_answer_over_hand_built_bytes(tmp_path: Path) -> None:
     root = build(tmp_path / "skill", TREE)
     stream = (
-        b"Z.txt\x00" + hashlib.sha256(b"").digest()
-        + b"a.txt\x00" + hashlib.sha256(b"outer\n").digest()
-        + b"a/b.txt\x00" + hashlib.sha256(b"inner\n").digest()
-        + "\u00e9t\u00e9.txt".encode("utf-8") + b"\x00" + hashlib.sha256(b"summer\n").digest()
+        b"Z.txt\x00"
+        + hashlib.sha256(b"").digest()
+        + b"a.txt\x00"
+        + hashlib.sha256(b"outer\n").digest()
+        + b"a/b.txt\x00"
+        + hashlib.sha256(b"inner\n").digest()
+        + "\u00e9t\u00e9.txt".encode("utf-8")
+        + b"\x00"
+        + hashlib.sha256(b"summer\n").digest()
     )
     expected = hashlib.sha256(stream).hexdigest()
     assert expected == independent_digest(TREE)
@@ -364,7 +369,8 @@ def test_every_file_of_a_locked_distribution_is_pinned_by_content(site: Path, tm
     on_disk = {
         f"{SIX}/{path.relative_to(site).as_posix()}": pinned_content(path)
         for path in site.rglob("*")
-        if path.is_file() and (path.name.startswith("six") or path.parent.name.startswith("six-"))
+        if path.is_file()
+        and (path.name.startswith("six") or path.parent.name.startswith("six-"))
         and path.name != "RECORD"  # the list of the files, each pinned itself: pip writes it anew each install
     }
     assert entries == on_disk

@@ -167,9 +167,7 @@ def test_a_remote_that_names_no_github_repository_is_refused(world):
     git(world["repo"], "remote", "set-url", "origin", "https://gitlab.example/octo-org/widgets.git")
     with pytest.raises(ActError) as refused:
         fill(world)
-    assert refused.value.code == "repository-not-inferred" and "names no repository on github.com" in str(
-        refused.value
-    )
+    assert refused.value.code == "repository-not-inferred" and "names no repository on github.com" in str(refused.value)
 
 
 def test_a_given_repository_takes_the_base_from_the_remote_pointing_at_it(world):

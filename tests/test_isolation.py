@@ -27,7 +27,7 @@ from tests.helpers import FIXTURES, ROOT
 
 INVALID_INITIAL = FIXTURES / "initial" / "invalid" / "boundary-clean-filters-active--lfs.json"
 WAITING_STATE = FIXTURES / "state" / "scenarios" / "wait--awaiting-codex-response.json"
-PLANTED_OK = 'import sys\nsys.stdout.write(\'{"ok":true}\\n\')\nsys.exit(0)\n'
+PLANTED_OK = "import sys\nsys.stdout.write('{\"ok\":true}\\n')\nsys.exit(0)\n"
 
 
 @pytest.fixture
@@ -290,8 +290,9 @@ def loaded_by(script: str, module: str, *args: str, checks: tuple[str, ...] = ()
 
 
 def test_the_evaluator_validates_with_pydantic_and_the_collector_reads_through_ghapi():
-    status, evaluator = loaded_by("evaluate_state.py", "evaluator.cli", "--initial", str(INVALID_INITIAL),
-                                  checks=("initial",))
+    status, evaluator = loaded_by(
+        "evaluate_state.py", "evaluator.cli", "--initial", str(INVALID_INITIAL), checks=("initial",)
+    )
     assert status == 1 and {"pydantic", "pydantic_core"} <= evaluator
     assert not {"ghapi", "dateutil"} & evaluator
     # The simulated GitHub refuses the token (it knows none): the collector's report reached its first request.
@@ -299,8 +300,17 @@ def test_the_evaluator_validates_with_pydantic_and_the_collector_reads_through_g
     server = Server(world).start()
     try:
         status, collector = loaded_by(
-            "collect_state.py", "observe.cli", "--api-url", server.url, "report",
-            "--repository", "octo-org/hello-world", "--pr", "1", "--run-id", "0" * 32,
+            "collect_state.py",
+            "observe.cli",
+            "--api-url",
+            server.url,
+            "report",
+            "--repository",
+            "octo-org/hello-world",
+            "--pr",
+            "1",
+            "--run-id",
+            "0" * 32,
         )
     finally:
         server.stop()

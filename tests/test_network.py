@@ -29,15 +29,18 @@ def test_a_proxy_and_ca_become_git_settings_and_are_bound_by_content(ca_file):
     assert network.ssl_context().cert_store_stats()["x509_ca"] >= 1
 
 
-@pytest.mark.parametrize("proxy", [
-    "http://user:secret@127.0.0.1:8080",  # credentials would be printed and digested
-    "http://127.0.0.1",                     # no port
-    "socks5://127.0.0.1:1080",
-    "http://127.0.0.1:8080/path",
-    "http://127.0.0.1:8080?x=1",
-    "127.0.0.1:8080",
-    "http://127.0.0.1:99999",
-])
+@pytest.mark.parametrize(
+    "proxy",
+    [
+        "http://user:secret@127.0.0.1:8080",  # credentials would be printed and digested
+        "http://127.0.0.1",  # no port
+        "socks5://127.0.0.1:1080",
+        "http://127.0.0.1:8080/path",
+        "http://127.0.0.1:8080?x=1",
+        "127.0.0.1:8080",
+        "http://127.0.0.1:99999",
+    ],
+)
 def test_a_proxy_url_other_than_scheme_host_and_port_is_refused(proxy):
     with pytest.raises(NetworkSettingError) as raised:
         Network(https_proxy=proxy)

@@ -34,9 +34,8 @@ RECORD_KEYS = ["id", "directory", "name", "status", "rrule", "prompt_sha256", "r
 
 
 def rendered_prompt(key: str = KEY) -> str:
-    return (
-        policy.AUTOMATION_PROMPT_TEMPLATE_V1.replace(policy.AUTOMATION_KEY_PLACEHOLDER, key)
-        .replace(policy.CHECKPOINT_PLACEHOLDER, '{"run_id":"' + RUN_ID + '"}')
+    return policy.AUTOMATION_PROMPT_TEMPLATE_V1.replace(policy.AUTOMATION_KEY_PLACEHOLDER, key).replace(
+        policy.CHECKPOINT_PLACEHOLDER, '{"run_id":"' + RUN_ID + '"}'
     )
 
 
@@ -488,8 +487,20 @@ def test_real_heartbeat_records_with_every_key_codex_writes_are_owned_and_clean(
         target_thread_id="019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b",
     )
     assert set(heartbeat) == {
-        "version", "id", "kind", "name", "prompt", "status", "rrule", "model", "reasoning_effort",
-        "execution_environment", "cwds", "created_at", "updated_at", "target_thread_id",
+        "version",
+        "id",
+        "kind",
+        "name",
+        "prompt",
+        "status",
+        "rrule",
+        "model",
+        "reasoning_effort",
+        "execution_environment",
+        "cwds",
+        "created_at",
+        "updated_at",
+        "target_thread_id",
     }
     write_automation(registry, "github-codex-pr-loop-octo-widgets-12", **heartbeat)
     # The same stub as the create call describes it, with destination = "thread".

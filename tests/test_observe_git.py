@@ -30,19 +30,36 @@ from observe.git.observer import (
 
 URL = "https://github.com/octo/demo.git"
 GIT_KEYS = {
-    "active_clean_filters", "attributes_snapshot_sha256", "config_snapshot_sha256", "credential_strategy",
-    "external_diff_disabled", "fsmonitor_disabled", "git_metadata_snapshot_sha256", "hooks_disabled",
-    "invocation_sha256", "profile", "protect_hfs_enabled", "protect_ntfs_enabled", "protocol_restricted",
-    "signing_disabled", "textconv_disabled", "transport_url_sha256",
+    "active_clean_filters",
+    "attributes_snapshot_sha256",
+    "config_snapshot_sha256",
+    "credential_strategy",
+    "external_diff_disabled",
+    "fsmonitor_disabled",
+    "git_metadata_snapshot_sha256",
+    "hooks_disabled",
+    "invocation_sha256",
+    "profile",
+    "protect_hfs_enabled",
+    "protect_ntfs_enabled",
+    "protocol_restricted",
+    "signing_disabled",
+    "textconv_disabled",
+    "transport_url_sha256",
 }
 
 
 def plain_git(repo: Path, *args: str) -> str:
     """Ordinary git for building fixtures, kept away from the machine's own config."""
     env = {
-        "PATH": "/usr/bin:/bin", "HOME": str(repo.parent), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(repo.parent),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
     }
     result = subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
@@ -107,7 +124,11 @@ def test_snapshot_fields_have_the_spec_shape_and_values(repo, gh):
     assert fields["remote_name"] == "origin"
     boundary = fields["execution_boundary"]
     assert set(boundary) == {
-        "filesystem_read_scope_sha256", "filesystem_write_scope_sha256", "git", "isolation", "risk_acceptance_sha256"
+        "filesystem_read_scope_sha256",
+        "filesystem_write_scope_sha256",
+        "git",
+        "isolation",
+        "risk_acceptance_sha256",
     }
     assert set(boundary["git"]) == GIT_KEYS
     assert boundary["isolation"] == policy.ISOLATED and boundary["risk_acceptance_sha256"] is None
@@ -141,10 +162,14 @@ def test_digests_are_stable_across_two_observers(repo, gh):
 def _git_digests(fields: dict) -> dict:
     git = fields["execution_boundary"]["git"]
     return {
-        "diff": fields["diff_sha256"], "status": fields["worktree_status_sha256"],
-        "remote_refs": fields["remote_refs_sha256"], "base": fields["base_sha"],
-        "config": git["config_snapshot_sha256"], "attributes": git["attributes_snapshot_sha256"],
-        "metadata": git["git_metadata_snapshot_sha256"], "invocation": git["invocation_sha256"],
+        "diff": fields["diff_sha256"],
+        "status": fields["worktree_status_sha256"],
+        "remote_refs": fields["remote_refs_sha256"],
+        "base": fields["base_sha"],
+        "config": git["config_snapshot_sha256"],
+        "attributes": git["attributes_snapshot_sha256"],
+        "metadata": git["git_metadata_snapshot_sha256"],
+        "invocation": git["invocation_sha256"],
     }
 
 
@@ -380,8 +405,12 @@ def test_a_remote_with_a_non_canonical_url_is_not_chosen_and_not_echoed(repo, gh
     "setup, code",
     [
         (lambda repo: plain_git(repo, "remote", "add", "upstream", URL), "git-remote-ambiguous"),
-        (lambda repo: plain_git(repo, "remote", "set-url", "--add", "--push", "origin", "https://github.com/evil/x.git"),
-         "git-remote-url-not-canonical"),
+        (
+            lambda repo: plain_git(
+                repo, "remote", "set-url", "--add", "--push", "origin", "https://github.com/evil/x.git"
+            ),
+            "git-remote-url-not-canonical",
+        ),
         (lambda repo: plain_git(repo, "remote", "remove", "origin"), "git-remote-not-found"),
     ],
 )
@@ -403,9 +432,10 @@ def test_path_records_follow_symlinks_honestly(repo, tmp_path):
     (repo / "metadata-link").symlink_to(".git/config")
     records = {
         r["path"]: r
-        for r in path_records(str(repo), [
-            "inside-link", "escape-link", "escape-dir/new.txt", "metadata-link", "new/dir/file.txt", "src/app.py"
-        ])
+        for r in path_records(
+            str(repo),
+            ["inside-link", "escape-link", "escape-dir/new.txt", "metadata-link", "new/dir/file.txt", "src/app.py"],
+        )
     }
     assert list(records) == sorted(records)
     assert records["inside-link"]["inside_worktree"] and records["inside-link"]["outside_git_metadata"]
@@ -439,7 +469,9 @@ def test_recheck_detects_a_swapped_symlink_and_tolerates_an_edit(repo, tmp_path)
     (tmp_path / "elsewhere.py").write_text("print('hi')\n")
     (repo / "link").symlink_to(tmp_path / "elsewhere.py")
     assert recheck_path_records(str(repo), records) == [
-        ("link", "inside_worktree"), ("link", "lstat_chain_sha256"), ("link", "resolved_target_sha256")
+        ("link", "inside_worktree"),
+        ("link", "lstat_chain_sha256"),
+        ("link", "resolved_target_sha256"),
     ]
 
 

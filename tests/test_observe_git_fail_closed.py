@@ -174,16 +174,16 @@ def _forge_commit_graph_parent(repo: Path, child: str, parent: str) -> None:
     chunks = {}
     for index in range(data[6]):
         entry = 8 + 12 * index
-        chunks[bytes(data[entry:entry + 4])] = int.from_bytes(data[entry + 4:entry + 12], "big")
+        chunks[bytes(data[entry : entry + 4])] = int.from_bytes(data[entry + 4 : entry + 12], "big")
     oids = chunks[b"OIDL"]
     count = (chunks[b"CDAT"] - oids) // 20
-    ids = [bytes(data[oids + 20 * i: oids + 20 * (i + 1)]).hex() for i in range(count)]
+    ids = [bytes(data[oids + 20 * i : oids + 20 * (i + 1)]).hex() for i in range(count)]
     record = chunks[b"CDAT"] + 36 * ids.index(child)
-    data[record + 20:record + 24] = ids.index(parent).to_bytes(4, "big")
+    data[record + 20 : record + 24] = ids.index(parent).to_bytes(4, "big")
     # Topological level (top 30 bits of the last 8 bytes) one above the parent's, so no cut-off skips it.
-    parent_level = int.from_bytes(data[chunks[b"CDAT"] + 36 * ids.index(parent) + 28:][:4], "big") >> 2
-    high = int.from_bytes(data[record + 28:record + 32], "big")
-    data[record + 28:record + 32] = ((parent_level + 1) << 2 | (high & 3)).to_bytes(4, "big")
+    parent_level = int.from_bytes(data[chunks[b"CDAT"] + 36 * ids.index(parent) + 28 :][:4], "big") >> 2
+    high = int.from_bytes(data[record + 28 : record + 32], "big")
+    data[record + 28 : record + 32] = ((parent_level + 1) << 2 | (high & 3)).to_bytes(4, "big")
     graph.write_bytes(bytes(data))
 
 
@@ -215,8 +215,12 @@ def test_a_filter_driver_added_after_the_observer_started_never_runs(repo, gh, t
         assert sentinel.exists(), "sanity: plain git runs the late driver"
         sentinel.unlink()
 
-        for call in (lambda: git.diff_sha256(base), git.worktree_status_sha256, git.worktree_clean,
-                     lambda: git.runner.run(["add", "src/app.py"])):
+        for call in (
+            lambda: git.diff_sha256(base),
+            git.worktree_status_sha256,
+            git.worktree_clean,
+            lambda: git.runner.run(["add", "src/app.py"]),
+        ):
             assert refusal(call).code == "git-config-changed"
     assert not sentinel.exists()
 
@@ -245,7 +249,11 @@ def _signed_head(repo: Path, signature: str) -> None:
     env = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(repo)}
     result = subprocess.run(
         ["git", "-C", str(repo), "hash-object", "-t", "commit", "-w", "--stdin"],
-        input=body, env=env, capture_output=True, text=True, check=True,
+        input=body,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     plain_git(repo, "update-ref", "HEAD", result.stdout.strip())
 

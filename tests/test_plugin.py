@@ -185,7 +185,8 @@ def test_the_builder_refuses_a_lock_without_hashes(tmp_path: Path) -> None:
     refused = builder(tmp_path, skill, XDG_DATA_HOME=str(tmp_path / "data"))
     assert refused.returncode == 1
     [error] = json.loads(refused.stdout)["errors"]
-    assert error["code"] == "environment-build-failed" and "six==1.17.0 is not name==version with hashes" in error[
-        "message"
-    ]
+    assert (
+        error["code"] == "environment-build-failed"
+        and "six==1.17.0 is not name==version with hashes" in error["message"]
+    )
     assert not (tmp_path / "data").exists()

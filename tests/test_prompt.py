@@ -55,9 +55,9 @@ def test_rendered_prompt_embeds_the_exact_checkpoint():
     assert lines[1] == "Loop key: " + run_prompt(document)["automation_key"]
     prefix = "Bootstrap checkpoint JSON: "
     assert lines[2].startswith(prefix)
-    embedded = parse_document(lines[2][len(prefix):].encode("utf-8"))
+    embedded = parse_document(lines[2][len(prefix) :].encode("utf-8"))
     assert embedded == document["bootstrap_snapshot"]
-    assert canonical_text(embedded) == lines[2][len(prefix):]
+    assert canonical_text(embedded) == lines[2][len(prefix) :]
 
 
 def test_placeholder_text_inside_the_checkpoint_is_not_substituted_again():

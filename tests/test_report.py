@@ -37,9 +37,23 @@ def loop_report(fake, tmp_path: Path, *extra: str) -> subprocess.CompletedProces
         "GH_TOKEN": TOKEN,
     }
     return subprocess.run(
-        [sys.executable, str(LOOP), "report", "--api-url", fake.url, "--repository", REPOSITORY,
-         "--pr", str(PR_NUMBER), *extra],
-        capture_output=True, text=True, env=environment, cwd=tmp_path, timeout=120,
+        [
+            sys.executable,
+            str(LOOP),
+            "report",
+            "--api-url",
+            fake.url,
+            "--repository",
+            REPOSITORY,
+            "--pr",
+            str(PR_NUMBER),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=tmp_path,
+        timeout=120,
     )
 
 
@@ -63,8 +77,16 @@ def someone_asks_codex(fake, script: list[Any]) -> CodexReviewer:
 def world_contents(fake) -> Any:
     repository = fake.repository
     return copy.deepcopy(
-        (repository.pulls, repository.issue_comments, repository.issue_reactions, repository.comment_reactions,
-         repository.reviews, repository.review_comments, repository.threads, fake.head_sha)
+        (
+            repository.pulls,
+            repository.issue_comments,
+            repository.issue_reactions,
+            repository.comment_reactions,
+            repository.reviews,
+            repository.review_comments,
+            repository.threads,
+            fake.head_sha,
+        )
     )
 
 
@@ -80,10 +102,20 @@ def assert_read_only(fake, before: Any) -> None:
 def test_a_pull_request_codex_reviewed_without_a_loop_reports_its_findings(fake, tmp_path):
     codex = someone_asks_codex(
         fake,
-        [{"kind": "findings", "findings": [
-            {"priority": "P2", "path": "src/retry.py", "line": 1, "title": "Bound the retries",
-             "text": "A negative count never ends the loop."},
-        ]}],
+        [
+            {
+                "kind": "findings",
+                "findings": [
+                    {
+                        "priority": "P2",
+                        "path": "src/retry.py",
+                        "line": 1,
+                        "title": "Bound the retries",
+                        "text": "A negative count never ends the loop.",
+                    },
+                ],
+            }
+        ],
     )
     assert codex.requests and codex.requests[0].answered_at is not None
     before = world_contents(fake)
@@ -107,7 +139,11 @@ def test_findings_posted_as_plain_comments_report_their_permalinked_lines(fake, 
     assert result["codex"] == "findings" and result["codex_threads"] == []
     [finding] = result["findings"]
     assert (finding["source"], finding["path"], finding["start_line"], finding["line"], finding["priority"]) == (
-        "issue-comment", "src/retry.py", 1, 1, "P1"
+        "issue-comment",
+        "src/retry.py",
+        1,
+        1,
+        "P1",
     )
 
 

@@ -211,7 +211,6 @@ def test_the_direct_route_builds_its_default_trust_once_per_certificate_setting(
     assert route_options(None, "https://api.github.com")["verify"] is not system["verify"]
 
 
-
 def test_the_direct_route_refuses_a_certificate_no_trusted_authority_signed(tmp_path):
     """The shared default trust still verifies: a loopback TLS server with a self-made CA's certificate is refused.
 

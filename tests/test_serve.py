@@ -33,7 +33,10 @@ def test_a_trial_by_hand_against_the_standalone_simulator(tmp_path):
     scratch = tmp_path / "trial"
     served = subprocess.Popen(
         [sys.executable, "-m", "demo.serve", "serve", str(scratch), "--codex-delay", "2"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         for _ in range(600):
@@ -44,10 +47,31 @@ def test_a_trial_by_hand_against_the_standalone_simulator(tmp_path):
         told = json.loads((scratch / "serve.json").read_text("utf-8"))
         environment = {**told["environment"], "PATH": os.environ["PATH"]}
         flags, loop = told["flags"], ["scripts/loop.py"]
-        made = run(environment, *loop, "init", *flags, "--checkout", str(scratch / "checkout"), "--repository",
-                   "octo-org/gadgets", "--base", "main", "--head", "fix/greeting", "--path", "src/app.py",
-                   "--create-branch", "--commit", "--push", "--mode", "autonomous", "--title", "Fix the greeting",
-                   "--body", "The greeting said helo.")
+        made = run(
+            environment,
+            *loop,
+            "init",
+            *flags,
+            "--checkout",
+            str(scratch / "checkout"),
+            "--repository",
+            "octo-org/gadgets",
+            "--base",
+            "main",
+            "--head",
+            "fix/greeting",
+            "--path",
+            "src/app.py",
+            "--create-branch",
+            "--commit",
+            "--push",
+            "--mode",
+            "autonomous",
+            "--title",
+            "Fix the greeting",
+            "--body",
+            "The greeting said helo.",
+        )
         assert made["ok"], made
         where = ["--state-dir", made["state_dir"]]
         told = run(environment, *loop, "next", *flags, *where)  # execute, then the first automation payload

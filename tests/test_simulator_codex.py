@@ -426,8 +426,13 @@ def observe_at(world: World, observed_at) -> dict:
     server = Server(world).start()
     try:
         client = GitHubClient(
-            f"{OWNER}/{NAME}", host=server.url, token=TOKEN, use_cache=False, environ={},
-            sleep=lambda _: None, clock=world.clock.epoch_seconds,
+            f"{OWNER}/{NAME}",
+            host=server.url,
+            token=TOKEN,
+            use_cache=False,
+            environ={},
+            sleep=lambda _: None,
+            clock=world.clock.epoch_seconds,
         )
         try:
             return observe_pull_request(client, f"{OWNER}/{NAME}", 1, RUN_ID, observed_at)
@@ -437,9 +442,7 @@ def observe_at(world: World, observed_at) -> dict:
         server.stop()
 
 
-@pytest.mark.parametrize(
-    "script, acknowledged", [(["silence"], False), (["stall"], True), (["clean"], True)]
-)
+@pytest.mark.parametrize("script, acknowledged", [(["silence"], False), (["stall"], True), (["clean"], True)])
 def test_codex_eyes_the_request_it_picks_up_and_a_dropped_request_carries_none(world, script, acknowledged):
     codex = CodexReviewer(world, script, delay=timedelta(minutes=20))  # no answer before the observation
     posted = request(world, 0)
@@ -449,5 +452,8 @@ def test_codex_eyes_the_request_it_picks_up_and_a_dropped_request_carries_none(w
     assert codex.requests[0].answered_at is None
     observation = observe_at(world, world.clock.now)
     entries = [reply for reply in observation["unavailable_replies"] if reply["kind"] == "unacknowledged"]
-    assert entries == ([] if acknowledged else [{"id": str(posted["id"]), "created_at": entries[0]["created_at"],
-                                                 "kind": "unacknowledged"}])
+    assert entries == (
+        []
+        if acknowledged
+        else [{"id": str(posted["id"]), "created_at": entries[0]["created_at"], "kind": "unacknowledged"}]
+    )

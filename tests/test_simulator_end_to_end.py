@@ -22,8 +22,13 @@ from tests.simulation import NAME, OWNER, TOKEN, make_world
 
 
 def git(*args: str, cwd: Path) -> str:
-    environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1",
-                   "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0"}
+    environment = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(cwd),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+    }
     completed = subprocess.run(["git", *args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=60)
     assert completed.returncode == 0, completed.stderr
     return completed.stdout.strip()

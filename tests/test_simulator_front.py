@@ -22,10 +22,16 @@ TOKEN = "ghs_simulatedTokenNeverReal000000000000"
 
 
 def git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    base = {"PATH": "/usr/bin:/bin", "HOME": str(cwd or "/nonexistent"), "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0"}
-    return subprocess.run(["git", *args], cwd=cwd, env={**base, **(env or {})}, capture_output=True, text=True,
-                          timeout=60, check=False)
+    base = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(cwd or "/nonexistent"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env={**base, **(env or {})}, capture_output=True, text=True, timeout=60, check=False
+    )
 
 
 @pytest.fixture
@@ -100,6 +106,8 @@ def test_the_api_host_is_served_through_the_proxy_with_the_ca(world):
 
 
 def test_no_other_host_is_reachable_through_the_front(world):
-    with httpx2.Client(proxy=world["front"].proxy_url, verify=trusting(world), trust_env=False) as client, \
-            pytest.raises(httpx2.ProxyError):
+    with (
+        httpx2.Client(proxy=world["front"].proxy_url, verify=trusting(world), trust_env=False) as client,
+        pytest.raises(httpx2.ProxyError),
+    ):
         client.get("https://example.com/")

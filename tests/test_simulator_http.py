@@ -319,8 +319,9 @@ def test_the_reader_waits_out_the_limits_retry_after_on_the_clock_and_reads(worl
         sleeps.append(seconds)
         world.clock.advance(seconds)
 
-    client = GitHubClient(f"{OWNER}/{NAME}", host=server.url, token=TOKEN, use_cache=False, sleep=sleep,
-                          deadline_seconds=30)
+    client = GitHubClient(
+        f"{OWNER}/{NAME}", host=server.url, token=TOKEN, use_cache=False, sleep=sleep, deadline_seconds=30
+    )
     try:
         client.get("pulls.get", pull_number=number)
         client.get("pulls.get", pull_number=number)
@@ -494,8 +495,11 @@ def test_a_push_with_a_token_that_may_only_read_is_refused_and_the_executor_stop
 
 # One request of a random sequence: seconds to wait before it, REST or GraphQL, content-generating or not.
 REQUESTS = st.lists(
-    st.tuples(st.one_of(st.sampled_from([0, 1, 59, 60]), st.integers(0, 40)), st.sampled_from(["core", "graphql"]),
-              st.booleans()),
+    st.tuples(
+        st.one_of(st.sampled_from([0, 1, 59, 60]), st.integers(0, 40)),
+        st.sampled_from(["core", "graphql"]),
+        st.booleans(),
+    ),
     min_size=1,
     max_size=60,
 )

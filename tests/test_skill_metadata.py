@@ -83,7 +83,7 @@ def test_openai_yaml_has_display_name_short_description_and_default_prompt():
 @pytest.mark.parametrize(
     "text",
     [
-        'interface:\n  display_name: GitHub\n',  # unquoted
+        "interface:\n  display_name: GitHub\n",  # unquoted
         'interface:\n    display_name: "x"\n',  # wrong indentation
         'interface:\n  display_name: "a\\"b"\n',  # an escape
         'ui:\n  display_name: "x"\n',

@@ -409,6 +409,8 @@ def _unrecognized(
         for source, identifier in replies
     ]
     return state
+
+
 STATE_INVALID: list[Case] = [
     ("missing-key--observed-at", ["missing-key"], state_delete(base, "observed_at")),
     ("missing-key--claims", ["missing-key"], state_delete(base, "claims")),
@@ -516,16 +518,12 @@ STATE_INVALID: list[Case] = [
     (
         "invalid-value--unavailable-kind-retired",
         ["invalid-value"],
-        state_change(
-            base, "unavailable_replies", [{"created_at": LATER, "id": "9", "kind": "no-environment"}]
-        ),
+        state_change(base, "unavailable_replies", [{"created_at": LATER, "id": "9", "kind": "no-environment"}]),
     ),
     (
         "unacknowledged-not-current-request--another-comment",
         ["unacknowledged-not-current-request"],
-        state_change(
-            base, "unavailable_replies", [{"created_at": LATER, "id": "9", "kind": "unacknowledged"}]
-        ),
+        state_change(base, "unavailable_replies", [{"created_at": LATER, "id": "9", "kind": "unacknowledged"}]),
     ),
     (
         "reactions-not-sorted--descending",

@@ -83,7 +83,7 @@ def parse_openai_yaml(text: str) -> dict[str, str]:
         key, separator, value = line.partition(": ")
         match = _QUOTED.fullmatch(value)
         if not separator or not key.startswith("  ") or not _KEY.fullmatch(key[2:]) or match is None:
-            raise MetadataError(f'line {number}: expected \'  key: "value"\' (two spaces, double quotes, no escapes)')
+            raise MetadataError(f"line {number}: expected '  key: \"value\"' (two spaces, double quotes, no escapes)")
         if key[2:] in interface:
             raise MetadataError(f"line {number}: key {key[2:]!r} repeats")
         interface[key[2:]] = match.group(1)

@@ -63,8 +63,12 @@ def commitless(source: str, identifier: int, *, clean: bool, created_at: str = "
 
 def unrecognized_state(state: dict[str, Any], created_at: str = "2026-11-29T10:05:00Z") -> dict[str, Any]:
     """A reply Codex posted that is no documented form: a response, and listed as unrecognised."""
-    reply = {"created_at": created_at, "excerpt": "Codex is thinking about it.", "id": "2000000003",
-             "source": "issue-comment"}
+    reply = {
+        "created_at": created_at,
+        "excerpt": "Codex is thinking about it.",
+        "id": "2000000003",
+        "source": "issue-comment",
+    }
     return edit(
         state,
         observed_at=LATER,
@@ -656,16 +660,19 @@ def scenarios() -> list[tuple[str, dict[str, Any], dict[str, str], str, list[str
         (
             "report--reviewer-unavailable",
             report_state(
-                unavailable_replies=[
-                    {"created_at": "2026-11-29T10:03:00Z", "id": "2000000004", "kind": "setup"}
-                ]
+                unavailable_replies=[{"created_at": "2026-11-29T10:03:00Z", "id": "2000000004", "kind": "setup"}]
             ),
             {},
             "report",
             ["reviewer-unavailable", "reviewer-unavailable-setup"],
         ),
-        ("report--reviewer-reply-unrecognized", unrecognized_state(report_state()), {}, "report",
-         ["reviewer-reply-unrecognized"]),
+        (
+            "report--reviewer-reply-unrecognized",
+            unrecognized_state(report_state()),
+            {},
+            "report",
+            ["reviewer-reply-unrecognized"],
+        ),
         (
             "report--reviewer-not-responding",
             report_state(observed_at=NOT_PICKED_UP, unavailable_replies=[unacknowledged()]),

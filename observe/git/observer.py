@@ -128,8 +128,14 @@ class GitObserver:
             ) from None
         try:
             self.runner = GitRunner(
-                git_path, gh_path, self.git_dir, self.worktree, self._home,
-                credential_env=credential_env, timeout=timeout, network=network or Network(),
+                git_path,
+                gh_path,
+                self.git_dir,
+                self.worktree,
+                self._home,
+                credential_env=credential_env,
+                timeout=timeout,
+                network=network or Network(),
             )
             # First command: read and refuse. Nothing in it runs a repository program.
             entries = self._config_entries(check_drivers=False)
@@ -408,7 +414,8 @@ class GitObserver:
         out = self.runner.run(["check-attr", "--stdin", "-z", "filter"], stdin=b"\0".join(paths) + b"\0")[1]
         values = {_utf8(value, "filter attribute") for value in out.split(b"\0")[2::3]}
         return sorted(
-            v for v in values
+            v
+            for v in values
             if v not in _UNSET_FILTER_VALUES and any(drivers.get(v, {}).get(c) for c in _DRIVER_COMMANDS)
         )
 
@@ -441,16 +448,18 @@ class GitObserver:
     def git_metadata_snapshot_sha256(self) -> str:
         code, symbolic = self.runner.run(["symbolic-ref", "--quiet", "HEAD"], ok_codes=(0, 1))
         head_code, head = self.runner.run(["rev-parse", "--verify", "--quiet", "HEAD"], ok_codes=(0, 1))
-        return digest({
-            "files": {name: file_observation(os.path.join(self.common_dir, name)) for name in _METADATA_FILES},
-            "head": {
-                "object": _utf8(head, "HEAD").strip() if head_code == 0 else None,
-                "symbolic_ref": _utf8(symbolic, "HEAD").strip() if code == 0 else None,
-            },
-            "hooks_sha256": directory_sha256(os.path.join(self.common_dir, "hooks")),
-            "index_sha256": hashlib.sha256(self.runner.run(["ls-files", "--stage", "-z"])[1]).hexdigest(),
-            "refs": self._ref_records(None),
-        })
+        return digest(
+            {
+                "files": {name: file_observation(os.path.join(self.common_dir, name)) for name in _METADATA_FILES},
+                "head": {
+                    "object": _utf8(head, "HEAD").strip() if head_code == 0 else None,
+                    "symbolic_ref": _utf8(symbolic, "HEAD").strip() if code == 0 else None,
+                },
+                "hooks_sha256": directory_sha256(os.path.join(self.common_dir, "hooks")),
+                "index_sha256": hashlib.sha256(self.runner.run(["ls-files", "--stage", "-z"])[1]).hexdigest(),
+                "refs": self._ref_records(None),
+            }
+        )
 
     def invocation_sha256(self) -> str:
         return digest(self.runner.invocation_document(self.git_version))

@@ -73,10 +73,22 @@ MERGE_STATE_STATUS = {
 # key outside it is a setting this observer has never seen, so it may block: unknown.
 CLASSIC_KEYS = frozenset(
     {
-        "url", "name", "enabled", "protection_url", "required_status_checks", "enforce_admins",
-        "required_pull_request_reviews", "restrictions", "required_linear_history", "allow_force_pushes",
-        "allow_deletions", "block_creations", "required_conversation_resolution", "lock_branch",
-        "allow_fork_syncing", "required_signatures",
+        "url",
+        "name",
+        "enabled",
+        "protection_url",
+        "required_status_checks",
+        "enforce_admins",
+        "required_pull_request_reviews",
+        "restrictions",
+        "required_linear_history",
+        "allow_force_pushes",
+        "allow_deletions",
+        "block_creations",
+        "required_conversation_resolution",
+        "lock_branch",
+        "allow_fork_syncing",
+        "required_signatures",
     }
 )
 
@@ -89,17 +101,27 @@ RULE_PARAMETERS: dict[str, frozenset[str]] = {
     "required_linear_history": frozenset(),
     "merge_queue": frozenset(
         {
-            "check_response_timeout_minutes", "grouping_strategy", "max_entries_to_build", "max_entries_to_merge",
-            "merge_method", "min_entries_to_merge", "min_entries_to_merge_wait_minutes",
+            "check_response_timeout_minutes",
+            "grouping_strategy",
+            "max_entries_to_build",
+            "max_entries_to_merge",
+            "merge_method",
+            "min_entries_to_merge",
+            "min_entries_to_merge_wait_minutes",
         }
     ),
     "required_deployments": frozenset({"required_deployment_environments"}),
     "required_signatures": frozenset(),
     "pull_request": frozenset(
         {
-            "allowed_merge_methods", "dismiss_stale_reviews_on_push", "dismissal_restriction",
-            "require_code_owner_review", "require_last_push_approval", "required_approving_review_count",
-            "required_review_thread_resolution", "required_reviewers",
+            "allowed_merge_methods",
+            "dismiss_stale_reviews_on_push",
+            "dismissal_restriction",
+            "require_code_owner_review",
+            "require_last_push_approval",
+            "required_approving_review_count",
+            "required_review_thread_resolution",
+            "required_reviewers",
         }
     ),
     "required_status_checks": frozenset(
@@ -123,7 +145,11 @@ RULE_PARAMETERS: dict[str, frozenset[str]] = {
 # What each documented type does to a PR merge; a test keeps these sets covering RULE_PARAMETERS.
 RULES_WITHOUT_MERGE_EFFECT = frozenset(
     {
-        "creation", "deletion", "non_fast_forward", "required_linear_history", "branch_name_pattern",
+        "creation",
+        "deletion",
+        "non_fast_forward",
+        "required_linear_history",
+        "branch_name_pattern",
         "tag_name_pattern",
         "copilot_code_review",  # asks Copilot for a review; its review is never required
     }

@@ -246,9 +246,7 @@ def codex_reviews(
             continue
         if form == "unrecognized":
             unrecognized.append(_unrecognized("review", review_id, submitted_at, body))
-        responses.append(
-            _response("review", review_id, body, commit_sha, submitted_at, submitted_at, requests, False)
-        )
+        responses.append(_response("review", review_id, body, commit_sha, submitted_at, submitted_at, requests, False))
     return responses, unrecognized, clean_rows
 
 

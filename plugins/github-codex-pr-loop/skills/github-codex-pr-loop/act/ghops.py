@@ -101,9 +101,7 @@ def send_once(channel: Channel, send: Callable[[], Any], where: str) -> httpx2.R
         raise ActError("github-write-uncertain", message) from error
     status = response.status_code
     if is_rate_limited(response) or status >= 500:
-        raise ActError(
-            "github-write-uncertain", f"{where}: HTTP {status}; the write may or may not have happened"
-        )
+        raise ActError("github-write-uncertain", f"{where}: HTTP {status}; the write may or may not have happened")
     if not 200 <= status < 300:
         raise ActError("github-write-refused", f"{where}: HTTP {status}{_refusal_reason(response)}")
     return response
@@ -237,9 +235,7 @@ class GitHubWriter:
                 )
             return found[0] if found else None
 
-        return write_once(
-            lambda: self.write("issues.create_comment", issue_number=number, body=body), evidence, what
-        )
+        return write_once(lambda: self.write("issues.create_comment", issue_number=number, body=body), evidence, what)
 
     # -- review threads ---------------------------------------------------------
 

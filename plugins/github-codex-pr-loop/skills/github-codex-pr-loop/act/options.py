@@ -17,7 +17,9 @@ def none(parser: argparse.ArgumentParser) -> None:
 
 
 def report(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--repository", required=True, metavar="OWNER/REPO", help="the GitHub repository of the pull request")
+    parser.add_argument(
+        "--repository", required=True, metavar="OWNER/REPO", help="the GitHub repository of the pull request"
+    )
     parser.add_argument("--pr", required=True, type=int, metavar="N", help="the pull request number")
 
 

@@ -175,8 +175,7 @@ def _busy(descriptor: int, path: str) -> ActError:
     )
     return ActError(
         "loop-busy",
-        f"{named} holds this loop's state directory ({path}); after {WAIT_SECONDS:g} s of waiting nothing was "
-        "written",
+        f"{named} holds this loop's state directory ({path}); after {WAIT_SECONDS:g} s of waiting nothing was written",
         path="/state_dir",
         details={"holder": holder},
     )

@@ -71,9 +71,7 @@ CADENCE_WINDOW = datetime.timedelta(days=8)
 # A rule that holds any of these parts may agree with the heartbeat over the
 # window and differ after it (an end, a month or a year left out), so it is
 # never taken as the heartbeat, whatever its occurrences in the window.
-_UNBOUNDED_BY_THE_WINDOW = frozenset(
-    {"COUNT", "UNTIL", "BYMONTH", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYEASTER"}
-)
+_UNBOUNDED_BY_THE_WINDOW = frozenset({"COUNT", "UNTIL", "BYMONTH", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYEASTER"})
 _CALENDAR_FREQUENCIES = frozenset({"MONTHLY", "YEARLY"})
 # Longer than any rule Codex writes; a bigger value is refused before it is parsed.
 _MAX_RRULE_LENGTH = 1000

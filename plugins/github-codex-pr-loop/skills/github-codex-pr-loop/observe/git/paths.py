@@ -38,7 +38,7 @@ def resolve_git_dirs(worktree: str) -> tuple[str, str]:
         line = _small_text(dot_git)
         if not line.startswith("gitdir: "):
             raise GitObservationError("git-dir-not-found", f"{dot_git} is not a gitfile")
-        git_dir = os.path.realpath(os.path.join(worktree, line[len("gitdir: "):]))
+        git_dir = os.path.realpath(os.path.join(worktree, line[len("gitdir: ") :]))
     else:
         raise GitObservationError("git-dir-not-found", f"{dot_git} is neither a directory nor a gitfile")
     common_dir = git_dir
@@ -153,8 +153,12 @@ def _refuse_unwritable_target(path: str, target: dict) -> None:
 def _repository_identity(root: str, git_dirs: tuple[str, str]) -> dict:
     """Device and inode of the work-tree root, its ``.git`` entry, the git dir and the common dir."""
     identity = {}
-    for name, path in (("worktree", root), ("dot_git", os.path.join(root, ".git")),
-                       ("git_dir", git_dirs[0]), ("common_dir", git_dirs[1])):
+    for name, path in (
+        ("worktree", root),
+        ("dot_git", os.path.join(root, ".git")),
+        ("git_dir", git_dirs[0]),
+        ("common_dir", git_dirs[1]),
+    ):
         try:
             st = os.lstat(path)
         except OSError as error:

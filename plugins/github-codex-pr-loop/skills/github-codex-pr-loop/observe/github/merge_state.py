@@ -103,8 +103,14 @@ def read_context(node: Any) -> RollupContext:
     kind = _typed(node, "__typename", (str,), where)
     is_required = _typed(node, "isRequired", (bool,), where)
     if kind == "CheckRun":
-        return RollupContext(kind, _typed(node, "name", (str,), where), _typed(node, "status", (str,), where),
-                             _typed(node, "conclusion", (str,), where, nullable=True), None, is_required)
+        return RollupContext(
+            kind,
+            _typed(node, "name", (str,), where),
+            _typed(node, "status", (str,), where),
+            _typed(node, "conclusion", (str,), where, nullable=True),
+            None,
+            is_required,
+        )
     if kind == "StatusContext":
         context, state = _typed(node, "context", (str,), where), _typed(node, "state", (str,), where)
         return RollupContext(kind, context, None, None, state, is_required)
