@@ -3,7 +3,7 @@
 observe reads the world, the evaluator decides, act acts. Nothing here
 decides whether a write is permitted: every document the hands build is
 judged by the installed evaluator, run as a separate process
-(``act/judge.py``), and the hands do only what its emitted action says.
+(``act/edge/judge.py``), and the hands do only what its emitted action says.
 Nothing imports act. Commands, the state directory and the approval
 protocol: references/hands.md.
 """

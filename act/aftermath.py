@@ -22,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from act import sources, statedir, verdicts
-from act.errors import ActError
-from act.state_models import AutomationProgress
-from act.verdicts import ActionName
+from act.core import statedir, verdicts
+from act.core.errors import ActError
+from act.core.state_models import AutomationProgress
+from act.core.verdicts import ActionName
+from act.edge import sources
 from evaluator.formats import parse_timestamp
 
 # The evaluator's actions after which the loop writes nothing more on success.

@@ -29,11 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from act import progress, statedir
-from act.errors import ActError
-from act.ghops import GitHubWriter
-from act.gitops import GitWriter
-from act.state_models import (
+from act.core import statedir
+from act.core.errors import ActError
+from act.core.state_models import (
     ExecutionFacts,
     ExecutionLedger,
     InitialPlan,
@@ -43,11 +41,14 @@ from act.state_models import (
     PlanKind,
     build,
 )
-from act.validation import run_commands
-from act.vocabulary import OperationName
+from act.edge import progress
+from act.edge.ghops import GitHubWriter
+from act.edge.gitops import GitWriter
+from act.edge.validation import run_commands
 from evaluator import markers
 from evaluator.canonical import text_digest
 from evaluator.render import render_review_body
+from evaluator.vocabulary import OperationName
 from observe.git.paths import recheck_path_records
 
 LEDGER = "execution.json"

@@ -18,20 +18,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from act import judge, risk, sources, statedir, steps
+from act import risk
 from act.build import recurring
 from act.command import Context
-from act.errors import ActError, UsageError
-from act.ghops import GitHubWriter
-from act.ledger import current_wakeup, end_wakeup, read_wakeup, record_claim, record_executed, start_wakeup
+from act.core import statedir, steps
+from act.core.errors import ActError, UsageError
+from act.core.ledger import current_wakeup, end_wakeup, read_wakeup, record_claim, record_executed, start_wakeup
+from act.core.state_models import InitialPlan, RecurringPlan, RemediationPlan, Wakeup, WakeupNotes, build, updated
+from act.core.verdicts import ClaimPlan, PlanRemediation, StateVerdict, read_last
+from act.edge import judge, sources
+from act.edge.ghops import GitHubWriter
 from act.plans import carried_approval, read_intent, read_pending, where
-from act.state_models import InitialPlan, RecurringPlan, RemediationPlan, Wakeup, WakeupNotes, build, updated
-from act.verdicts import ClaimPlan, PlanRemediation, StateVerdict, read_last
-from act.vocabulary import ActionName
 from evaluator import markers, policy
 from evaluator.canonical import parse_document
 from evaluator.errors import Rejected
 from evaluator.render import render_prompt
+from evaluator.vocabulary import ActionName
 
 _LINE_ONE, _KEY_PREFIX, _CHECKPOINT_PREFIX = (
     line.split("{{")[0] for line in policy.AUTOMATION_PROMPT_TEMPLATE_V1.split("\n")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
 
-from act import steps as table
+from act.core import steps as table
 from demo.agent import Agent, Missing, Refused
 from demo.stack import CHANGED_FILE, HEAD_BRANCH, Stack
 
@@ -214,7 +214,7 @@ class Run:
             self.follow(result)
 
     def follow(self, answer: dict[str, Any]) -> None:
-        """Do the emitted action's row of the single commands' table (act/steps.py), each command as written there."""
+        """Do the emitted action's row of the steps table (act/core/steps.py), each command as written there."""
         action = answer["action"]
         if action not in table.WAKEUP:
             self.final = f"unhandled-{action}"

@@ -22,11 +22,12 @@ from .models.recurring import RecurringState
 from .rules.manifests import finalization_drift, finalization_violations, remediation_drift, remediation_violations
 from .rules.recurring import approval_violations, state_violations
 from .rules.risk import PlanBoundary, risk_verdict
+from .vocabulary import ActionName
 
 
 @dataclass(frozen=True)
 class StateDecision:
-    action: str
+    action: ActionName
     reasons: tuple[str, ...]
     mode: str
     payload: dict[str, Any]  # the action's output fields, in output order

@@ -15,6 +15,7 @@ from typing import Literal
 
 from . import policy
 from .facts import Facts
+from .vocabulary import ActionName
 
 Condition = Callable[[Facts], bool]
 # Where a row's reasons come from: its own reason code; every inconsistency
@@ -26,7 +27,7 @@ ReasonSource = Literal["row", "inconsistencies", "row-then-inconsistencies", "ro
 
 @dataclass(frozen=True)
 class Row:
-    action: str
+    action: ActionName
     reason: str  # the row's own reason code ("" when the reasons are the inconsistencies)
     when: Condition
     reasons_from: ReasonSource = "row"
@@ -174,7 +175,7 @@ def reasons(row: Row, facts: Facts) -> list[str]:
     return [row.reason]
 
 
-def decide(facts: Facts) -> tuple[str, list[str]]:
+def decide(facts: Facts) -> tuple[ActionName, list[str]]:
     """The first matching row's action and its reason codes."""
     table = REPORT_ROWS if facts.state.mode == "report-only" else ROWS
     for row in table:

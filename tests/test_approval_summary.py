@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from act import summary, summary_diff
 from act.build import initial, recurring
+from act.text import summary, summary_diff
 from evaluator import markers
 from evaluator.canonical import digest, text_digest
 from tools import samples, state_scenarios

@@ -1,11 +1,11 @@
-"""The hands' GitHub writes (act/ghops.py): sent once, never retried, an uncertain outcome said so."""
+"""The hands' GitHub writes (act/edge/ghops.py): sent once, never retried, an uncertain outcome said so."""
 
 from __future__ import annotations
 
 import pytest
 
-from act.errors import ActError
-from act.ghops import GitHubWriter
+from act.core.errors import ActError
+from act.edge.ghops import GitHubWriter
 from observe.github.client import READ_OPERATIONS, GitHubClient
 from simulator.app import Server
 from simulator.world import World

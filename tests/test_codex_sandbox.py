@@ -272,8 +272,8 @@ def test_outside_codex_an_unwritable_state_root_is_its_own_error_with_no_codex_a
 
 
 def test_a_state_file_that_cannot_be_written_is_state_dir_unusable_not_an_os_error(tmp_path):
-    from act import statedir
-    from act.errors import ActError
+    from act.core import statedir
+    from act.core.errors import ActError
 
     directory = statedir.StateDir.create(tmp_path / "loop")
     (directory.path / "plans").write_text("a file where the plans directory goes\n")
@@ -301,7 +301,7 @@ def test_git_observer_without_a_temporary_directory_is_its_own_code(tmp_path, mo
 def test_an_escaped_os_error_names_the_file_and_inside_codex_the_setting():
     import errno
 
-    from act import sandbox
+    from act.edge import sandbox
 
     error = OSError(errno.EROFS, "Read-only file system", "/home/u/.local/state/x")
     outside = sandbox.os_error(error, environ={})

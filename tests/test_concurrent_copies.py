@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from act import statedir
+from act.core import statedir
 from evaluator import markers, policy
 from simulator.app import GitHubApp
 from simulator.automations import AutomationHost

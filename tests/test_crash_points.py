@@ -140,7 +140,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, sys.argv[1])
-    from act.statedir import StateDir
+    from act.core.statedir import StateDir
     state = StateDir.create(sys.argv[2])
     state.write("first.json", {"n": 1})
     state.write("first.json", {"n": 2})

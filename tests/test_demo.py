@@ -238,7 +238,7 @@ TYPED = re.compile(r"`(loop\.py\s[^`]+)`")
 
 def test_the_single_commands_table_is_the_steps_table():
     """references/hands.md's table of the single commands and every command's `next` come from one table."""
-    from act import steps
+    from act.core import steps
 
     assert steps.commands_table() in HANDS
 

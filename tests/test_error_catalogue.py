@@ -102,8 +102,8 @@ def hands_section_codes() -> set[str]:
 
 def test_every_hands_code_names_its_next_step_in_the_message():
     """A refusal is never a dead end: each catalogued code of the hands says how to go on."""
-    from act.errors import ActError
-    from act.next_steps import NEXT_STEPS
+    from act.core.errors import ActError
+    from act.core.next_steps import NEXT_STEPS
 
     assert set(NEXT_STEPS) == hands_section_codes()
     for code, step in NEXT_STEPS.items():

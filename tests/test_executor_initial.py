@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from act import statedir
+from act.core import statedir
 from evaluator import markers, policy
 from evaluator.canonical import text_digest
 from tests.executor_stack import BODY, HEAD_BRANCH, NAME, OWNER, TITLE, git, init_args, start

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 import pytest
 
-from act import statedir
+from act.core import statedir
 from evaluator import markers, policy
 from simulator.automations import AutomationHost
 from simulator.codex import CodexReviewer

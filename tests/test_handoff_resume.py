@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from act import automation, cli, statedir
+from act import automation, cli
+from act.core import statedir
 from evaluator import markers, policy
 from simulator.automations import AutomationHost
 from simulator.codex import CodexReviewer

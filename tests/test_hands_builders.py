@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from act import judge
 from act.build import initial, recurring
-from act.diff import changes
-from act.errors import ActError
+from act.core.errors import ActError
+from act.edge import judge
+from act.edge.diff import changes
 from act.wakeup import checkpoint_from_prompt
 from evaluator import markers, policy
 from evaluator.actions import WRITE_ACTIONS
@@ -181,7 +181,7 @@ def test_the_checkpoint_comes_from_the_prompt_exactly():
 
 
 def pending_remediation(plan_hash: str, request_key: str) -> dict:
-    """pending.json for a remediation plan, shaped as plan-remediation writes it (act/state_models.py)."""
+    """pending.json for a remediation plan, shaped as plan-remediation writes it (act/core/state_models.py)."""
     from tools.samples import WAKEUP_ID, remediation_manifest
     from tools.state_scenarios import findings_state
 
@@ -204,7 +204,7 @@ def pending_remediation(plan_hash: str, request_key: str) -> dict:
 
 
 def test_the_wakeup_ledger_keeps_one_id_per_wakeup(tmp_path):
-    from act import ledger, statedir
+    from act.core import ledger, statedir
     from act.wakeup import claimed_pending_plan
 
     directory = statedir.StateDir.create(tmp_path / "loop")
@@ -233,8 +233,9 @@ def test_the_wakeup_ledger_keeps_one_id_per_wakeup(tmp_path):
 
 
 def test_a_claim_plan_is_posted_by_loop_claim_then_the_same_wakeup_continues(tmp_path):
-    from act import plans, statedir, steps, verdicts
+    from act import plans
     from act import wakeup as waking
+    from act.core import statedir, steps, verdicts
 
     directory = statedir.StateDir.create(tmp_path / "loop")
     scenario = FIXTURES / "state" / "scenarios" / "claim-plan--remediation-approved-in-state.json"
@@ -252,7 +253,7 @@ def test_the_state_directory_is_private_and_refuses_to_be_shared(tmp_path):
     import os
     import stat as stat_module
 
-    from act import statedir
+    from act.core import statedir
 
     directory = statedir.StateDir.create(tmp_path / "loop")
     path = directory.write("x.json", {"a": 1})
@@ -280,7 +281,7 @@ def test_the_state_directory_is_private_and_refuses_to_be_shared(tmp_path):
 
 
 def test_an_approval_is_carried_only_for_the_pending_unexecuted_plan_of_this_request(tmp_path):
-    from act import statedir
+    from act.core import statedir
     from act.plans import carried_approval
 
     directory = statedir.StateDir.create(tmp_path / "loop")

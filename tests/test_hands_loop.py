@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from act import cli, statedir
-from act import summary as summaries
+from act import cli
+from act.core import statedir
+from act.text import summary as summaries
 from evaluator import markers, policy
 from evaluator.render import render_review_body
 from simulator.fakegithub import BODIES, PR_NUMBER, TOKEN, USERS, at, codex_body
@@ -97,8 +98,10 @@ def test_init_builds_validates_and_stores_a_reuse_plan_privately(capsys, world):
 
 def test_init_shows_the_bound_diff_and_withholds_one_read_after_the_file_changed(capsys, world):
     """The summary's diff is the one whose SHA-256 the snapshot binds; once the file changes it is not shown."""
-    from act import plans, sources, summary_diff
+    from act import plans
     from act.command import Context
+    from act.edge import sources
+    from act.text import summary_diff
     from tests.test_approval_summary import check
 
     made = loop(capsys, world, *init_args(world, "--mode", "approval-gated", "--reuse-pr", str(PR_NUMBER)))
@@ -146,7 +149,7 @@ def test_execute_rebuilds_the_initial_plan_and_needs_the_exact_approval_and_name
     world["fake"].pull["title"] = "Loop: retries, bounded"
     changed = loop(capsys, world, "execute", *where, status=1)
     assert changed["errors"][0]["code"] == "plan-changed"
-    # The pending plan's hash only as its first 8 digits (act/refusals.py); the rebuilt plan's is no plan's.
+    # The pending plan's hash only as its first 8 digits (act/text/refusals.py); the rebuilt plan's is no plan's.
     assert changed["approved_hash"] == f"{plan_hash[:8]}..." and plan_hash not in json.dumps(changed)
     assert changed["rebuilt_hash"] != plan_hash and len(changed["rebuilt_hash"]) == 64
     paths = {change["path"]: change for change in changed["changes"]}

@@ -32,7 +32,14 @@ ALLOWED = {
     # Extracts GitHub's contract for what the simulator serves and the observer sends.
     "tools.extract_github_contract": ("tools", "simulator", "observe"),
     "bench": ("evaluator", "observe", "simulator", "tools"),
-    "act": ("evaluator", "observe"),  # the hands; nothing imports them
+    # The hands; nothing imports them. Within them the arrows point at their core too: the
+    # core (state, journal, steps table) imports nothing of the hands, the edges and the
+    # texts only the core, the builders nothing of the hands at all.
+    "act": ("evaluator", "observe"),
+    "act.core": ("evaluator",),
+    "act.edge": ("evaluator", "observe", "act.core"),
+    "act.text": ("evaluator", "act.core"),
+    "act.build": ("evaluator",),
     "scripts": ("evaluator", "observe", "act"),
 }
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from act import inference, sources
-from act.errors import ActError, UsageError
+from act.core.errors import ActError, UsageError
+from act.edge import inference, sources
 from simulator.fakegithub import PR_NUMBER
 from tests import checkout_world
 from tests.checkout_world import OFFLINE, REPOSITORY, git
@@ -216,7 +216,7 @@ def test_init_refuses_a_fifth_live_loop_unless_the_person_allows_it(capsys, worl
     allowed = started("--allow-many-loops")
     assert len(allowed["warnings"]) == 1 and "--allow-many-loops" in allowed["warnings"][0]
     # A loop whose automation is verified deleted cannot wake: room again.
-    from act import statedir
+    from act.core import statedir
 
     directory = statedir.StateDir(Path(live[0]))
     automation = directory.read(statedir.AUTOMATION)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from act import judge
+from act.edge import judge
 from evaluator.canonical import canonical_bytes
 from tests.helpers import FIXTURES, load
 

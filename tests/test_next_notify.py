@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from act import steps
+from act.core import steps
 
 # Each place `next` stops in an action's row (the agent's acts, in order; notes are not acts), and whether the
 # person is told there. A cleanup stop passes the delete payload first (the agent's), then tells why.

@@ -19,7 +19,7 @@ from pathlib import Path
 import graphql
 import pytest
 
-from act.state_models import GateUnknown
+from act.core.state_models import GateUnknown
 from observe.github import gates as github_gates
 from observe.github.client import GitHubClient
 from observe.github.merge_state import MERGE_STATE_FIELDS

@@ -18,7 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from act import cli, refusals, statedir
+from act import cli
+from act.core import statedir
+from act.text import refusals
 from simulator.fakegithub import PR_NUMBER
 from tests import checkout_world
 from tests.helpers import examples

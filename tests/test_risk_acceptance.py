@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 
-from act import risk, statedir
-from act import summary as summaries
+from act import risk
+from act.core import statedir
+from act.text import summary as summaries
 from evaluator.canonical import digest
 from simulator.fakegithub import BODIES, USERS, at
 from tests import checkout_world

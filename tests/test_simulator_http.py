@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from act.errors import ActError
-from act.ghops import GitHubWriter
+from act.core.errors import ActError
+from act.edge.ghops import GitHubWriter
 from observe.github.client import GitHubClient
 from observe.github.errors import GitHubObservationError
 from observe.network import Network

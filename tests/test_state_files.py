@@ -1,6 +1,6 @@
 """The state directory's own files, each read through its typed model by the loop.py commands.
 
-For every file the hands keep (act/state_models.py): the file as the hands
+For every file the hands keep (act/core/state_models.py): the file as the hands
 wrote it is accepted, and the same file with a key added, a key removed, a
 value of the wrong type or an unknown kind or stage is the structured error
 ``state-file-invalid`` naming the file and the JSON Pointer (exit 1), never a

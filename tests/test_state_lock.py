@@ -1,7 +1,7 @@
 """One command at a time per state directory: a second copy waits a bounded time, then answers loop-busy.
 
 The holder here is a real second process taking the lock through the same
-code every ``loop.py`` command uses (``act.statelock``); the waiting copy is
+code every ``loop.py`` command uses (``act.core.statelock``); the waiting copy is
 ``loop.py`` itself. A holder killed by SIGKILL leaves the lock to the kernel,
 which releases it: the next command takes it.
 """
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from act import cli, statelock
+from act import cli
+from act.core import statelock
 from simulator.fakegithub import PR_NUMBER, TOKEN
 from tests import checkout_world
 
@@ -27,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HOLDER = """
 import sys, time
 from pathlib import Path
-from act import statelock
+from act.core import statelock
 with statelock.command("execute"):
     statelock.hold(Path(sys.argv[1]))
     print("held", flush=True)

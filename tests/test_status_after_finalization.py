@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from act import aftermath, cli, statedir
+from act import aftermath, cli
+from act.core import statedir
 from evaluator.checks import run_state
 from simulator.fakegithub import PR_NUMBER, TOKEN, USERS, at, codex_body
 from tools import state_scenarios
@@ -127,7 +128,7 @@ def finished_loop(fake, tmp_path, monkeypatch):
 
 
 def intent(state: dict, tmp_path: Path) -> dict:
-    """intent.json as init writes it (status reads it through its model, act/state_models.py)."""
+    """intent.json as init writes it (status reads it through its model, act/core/state_models.py)."""
     return {
         "version": 1,
         "checkout": str(tmp_path / "checkout"),
@@ -150,7 +151,7 @@ def intent(state: dict, tmp_path: Path) -> dict:
 
 
 def automation(state: dict, stage: str) -> dict:
-    """automation.json at ``stage`` (its model: act/state_models.py)."""
+    """automation.json at ``stage`` (its model: act/core/state_models.py)."""
     return {
         "key": "github-codex-pr-loop:github.com/octo-org/widgets#7@" + state["run_id"],
         "pr_number": state["pr_number"],

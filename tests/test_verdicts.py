@@ -1,6 +1,6 @@
-"""The evaluator's output, parsed once into a typed verdict (act/verdicts.py, act/judge.py).
+"""The evaluator's output, parsed once into a typed verdict (act/core/verdicts.py, act/edge/judge.py).
 
-Positive cases run the real evaluator (as a process through ``act.judge``, or
+Positive cases run the real evaluator (as a process through ``act.edge.judge``, or
 its own check functions in-process for the whole fixture corpus) and parse
 what it printed; negative cases feed a crafted output object to the parser,
 the unit under test. The vocabularies are held equal to the evaluator's
@@ -18,15 +18,17 @@ from typing import Any, get_args
 
 import pytest
 
-from act import aftermath, execute, execute_cli, judge, plans, statedir, steps, verdicts
-from act.errors import ActError
-from act.state_models import NextAgenda
-from act.vocabulary import ActionName, CleanupStopName, OperationName
+from act import aftermath, execute, execute_cli, plans
+from act.core import statedir, steps, verdicts
+from act.core.errors import ActError
+from act.core.state_models import NextAgenda
+from act.edge import judge
 from evaluator.actions import ACTIONS, CLEANUP_STOPS, WRITE_ACTIONS
 from evaluator.canonical import parse_document
 from evaluator.checks import run_initial, run_prompt, run_state
 from evaluator.rules.initial import expected_operations
 from evaluator.rules.manifests import expected_finalization_operations, expected_remediation_operations
+from evaluator.vocabulary import ActionName, CleanupStopName, OperationName
 from tests.helpers import ROOT
 
 FIXTURES = ROOT / "fixtures"

@@ -12,6 +12,7 @@ from ..errors import Violation, pointer
 from ..models.common import validate
 from ..models.initial import InitialDocument, InitialManifest, InitialSnapshot
 from ..render import review_template_violations
+from ..vocabulary import OperationName
 from .plan import boundary_violations, command_violations, fixed_value_violations, path_violations
 
 SNAPSHOT = ("initial_snapshot",)
@@ -32,9 +33,9 @@ class InitialResult:
     snapshot_sha256: str
 
 
-def expected_operations(snapshot: InitialSnapshot) -> list[str]:
+def expected_operations(snapshot: InitialSnapshot) -> list[OperationName]:
     """The one operation list a snapshot allows, in its fixed order (references/manifest-schema.md)."""
-    operations = ["fetch-base"]
+    operations: list[OperationName] = ["fetch-base"]
     if snapshot.create_branch_required:
         operations.append("create-branch")
     if snapshot.commands:

@@ -2,7 +2,7 @@
 
 Owns the guarded channel every request to GitHub goes through (``channel``:
 ghapi's GhApi and transport within the deadline and the size cap; the hands'
-writes use it too, from act/ghops.py), the fail-closed reader (``client``,
+writes use it too, from act/edge/ghops.py), the fail-closed reader (``client``,
 ghapi's GET operations only), the one client factory (``connect``), its ETag
 cache (``cache``) and token lookup (``token``), the field checks (``fields``), the normalization of a pull
 request's comments, reviews, threads and gates into one typed observation

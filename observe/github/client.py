@@ -17,7 +17,7 @@ the observer needs and ghapi leaves out (references/github-observations.md):
 - every body is parsed as strict JSON; anything else raises
   ``GitHubObservationError``.
 
-It only reads: GitHub writes are the hands' (act/ghops.py), on the same channel.
+It only reads: GitHub writes are the hands' (act/edge/ghops.py), on the same channel.
 """
 
 from __future__ import annotations

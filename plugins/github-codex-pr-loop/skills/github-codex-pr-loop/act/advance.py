@@ -5,7 +5,7 @@ The agent runs ``init``, then ``next`` until the loop is running (with
 ``next`` once at every heartbeat (``--approve HASH`` when the person replied
 to a plan since the last one: it is recorded exactly as ``approve`` records it,
 before anything else). ``next`` runs the
-same single commands references/hands.md's table gives (act/steps.py), in process and under
+same single commands references/hands.md's table gives (act/core/steps.py), in process and under
 the same checks, one after the other, and stops only where someone must act:
 
 - the person: approve a plan (an approval summary), or be told of a stop;
@@ -32,11 +32,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from act import ledger, plans, progress, statedir, steps, verdicts
+from act import plans
 from act.command import Command, Context
-from act.errors import ActError
-from act.state_models import AutomationProgress, NextAgenda, RemediationPlan, build
-from act.vocabulary import ActionName
+from act.core import ledger, statedir, steps, verdicts
+from act.core.errors import ActError
+from act.core.state_models import AutomationProgress, NextAgenda, RemediationPlan, build
+from act.edge import progress
+from evaluator.vocabulary import ActionName
 
 AGENDA = "next.json"
 # Automation stages after which the bootstrap is over: the wakeups take it from there.
@@ -48,7 +50,7 @@ class _Stop(Exception):
 
     ``notify``: whether the person must be told now (an approval summary, a
     stop, the end), so a heartbeat turn ends with a notification; a wait and
-    the agent's own steps do not (act/steps.py, ``notifies``).
+    the agent's own steps do not (act/core/steps.py, ``notifies``).
     """
 
     def __init__(self, *, notify: bool, **told: Any):

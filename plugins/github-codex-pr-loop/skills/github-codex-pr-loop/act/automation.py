@@ -6,7 +6,7 @@ what to do next. The automation is a heartbeat in the loop's own thread
 (``destination: "thread"``), so a person's reply there reaches the next
 wakeup. Sequence, payloads and every verify outcome: references/hands.md.
 
-Stages recorded in ``automation.json`` (``act.state_models.AutomationStage``;
+Stages recorded in ``automation.json`` (``act.core.state_models.AutomationStage``;
 each saved when its payload is emitted, or when verify confirms it, and
 listed in ``history``; a stage that asks for a payload is saved in one write
 with that payload, which every rerun prints again, unchanged, until the
@@ -23,12 +23,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from act import judge, ledger, sources, statedir, steps, verdicts
 from act.command import Context
-from act.errors import ActError, UsageError
+from act.core import ledger, statedir, steps, verdicts
+from act.core.errors import ActError, UsageError
+from act.core.state_models import AutomationProgress, AutomationStage, build, updated
+from act.core.verdicts import DELETES_AUTOMATION, ActionName
+from act.edge import judge, sources
 from act.plans import read_intent, read_pending, where
-from act.state_models import AutomationProgress, AutomationStage, build, updated
-from act.verdicts import DELETES_AUTOMATION, ActionName
 from evaluator import markers, policy
 from evaluator.canonical import text_digest
 
@@ -263,7 +264,7 @@ def run_delete(ctx: Context) -> dict[str, Any]:
 
 
 def _in_row(directory: statedir.StateDir, action: ActionName | None, step: str) -> str | None:
-    """Inside a wakeup: the rest of the emitted action's row after ``step`` (act/steps.py)."""
+    """Inside a wakeup: the rest of the emitted action's row after ``step`` (act/core/steps.py)."""
     if action not in steps.WAKEUP or not any(s.key == step for s in steps.WAKEUP[action]):
         return None
     return steps.after(action, step, where(directory))

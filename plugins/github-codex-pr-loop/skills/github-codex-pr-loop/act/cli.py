@@ -18,11 +18,12 @@ import os
 import sys
 from typing import Any, NoReturn
 
-from act import options, statelock
-from act import summary as summaries
+from act import options
 from act.command import Command, Context
-from act.errors import ActError, UsageError
-from act.sources import DEFAULT_API_URL, ROUTE_FLAGS, World
+from act.core import statelock
+from act.core.errors import ActError, UsageError
+from act.edge.sources import DEFAULT_API_URL, ROUTE_FLAGS, World
+from act.text import summary as summaries
 from observe.cli import UnknownFlagsFirstParser, add_network_options, network_from
 from observe.errors import UsageError as ObserveUsageError
 
@@ -275,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         _validate(args)
         output_format = args.format
         row = next(row for row in TABLE if row.name == args.subcommand)
-        from act import sandbox
+        from act.edge import sandbox
 
         sandbox.check_command(row.name, args)  # what the command will need, before it starts (cheapest first)
         world = _world(args, secrets)
@@ -289,14 +290,14 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         result, status = {"ok": False, "command": name, "errors": [error.as_dict()]}, 2
     except ActError as error:
-        from act import refusals  # no refusal hands out the pending plan's hash (act/refusals.py)
+        from act.text import refusals  # no refusal hands out the pending plan's hash (act/text/refusals.py)
 
         result = {"ok": False, "command": name, "errors": error.all_errors(), **error.details}
         result, status = refusals.masked(result, refusals.pending_hash(args)), 1
     except KeyboardInterrupt:
         raise
     except OSError as error:  # a file the sandbox or the system refused: say which, never "internal"
-        from act import sandbox
+        from act.edge import sandbox
 
         refused = sandbox.os_error(error)
         result, status = {"ok": False, "command": name, "errors": refused.all_errors(), **refused.details}, 1

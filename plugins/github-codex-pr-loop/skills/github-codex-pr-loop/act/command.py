@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from act import statedir, statelock
-from act.errors import UsageError
-from act.sources import World
+from act.core import statedir, statelock
+from act.core.errors import UsageError
+from act.edge.sources import World
 
 HEX32 = re.compile(r"[0-9a-f]{32}")
 HEX64 = re.compile(r"[0-9a-f]{64}")

@@ -21,14 +21,13 @@ import re
 from typing import Any, TypeGuard
 
 from act import execute as core
-from act import judge, ledger, plans, risk, sources, statedir, steps, verdicts
+from act import plans, risk
 from act.build import recurring
 from act.command import Context
-from act.errors import ActError
-from act.ghops import GitHubWriter
-from act.gitops import GitWriter
-from act.state_models import InitialPlan, InitialTexts, RecurringKind, RecurringPlan, RemediationPlan
-from act.verdicts import (
+from act.core import ledger, statedir, steps, verdicts
+from act.core.errors import ActError
+from act.core.state_models import InitialPlan, InitialTexts, RecurringKind, RecurringPlan, RemediationPlan
+from act.core.verdicts import (
     EXECUTES_PLAN,
     ActionName,
     ClaimPlan,
@@ -37,6 +36,9 @@ from act.verdicts import (
     ExecutingVerdict,
     StateVerdict,
 )
+from act.edge import judge, sources
+from act.edge.ghops import GitHubWriter
+from act.edge.gitops import GitWriter
 from observe.gh import gh_config_dir
 
 # The action that executes phase one of each kind of plan; finish-finalization is phase two of a finalization.
@@ -182,7 +184,7 @@ def _own_github_effect(manifest: dict[str, Any], state: dict[str, Any]) -> bool:
 
     A crash can fall between a mutation and its ledger entry; the evaluator
     would then find the plan stale because of its own effect. Each operation
-    looks for its evidence again before writing (act/ghops.py), so seeing it
+    looks for its evidence again before writing (act/edge/ghops.py), so seeing it
     here only moves the recheck to the request checkpoint, branches and head.
     """
     operations = manifest["operations"]
@@ -241,7 +243,7 @@ def _initial_job(ctx: Context, directory: statedir.StateDir, pending: InitialPla
 
     def recheck(operation: str, entry: dict[str, Any]) -> None:
         if operation == "fetch-base":
-            from act import preflight
+            from act.edge import preflight
 
             plans.rebuild_initial(ctx)  # fresh observations, the evaluator, the approved hash: or plan-changed
             # After the approval and plan checks (their refusals come first), before the first write.
@@ -375,7 +377,7 @@ EDIT_SAFELY = (
 
 
 def _next_in_wakeup(directory: statedir.StateDir, pending: RecurringPlan, result: dict[str, Any]) -> str:
-    """The rest of the wakeup row this execution belongs to (act/steps.py)."""
+    """The rest of the wakeup row this execution belongs to (act/core/steps.py)."""
     emitted = verdicts.last_action(directory)
     row = emitted if emitted in _EXECUTING_ROWS else EXECUTING[pending.kind]
     here = plans.where(directory, plan_hash=pending.plan_hash)

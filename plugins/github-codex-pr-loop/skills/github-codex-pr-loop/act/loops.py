@@ -17,10 +17,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from act import statedir, verdicts
 from act.command import HEX32, Context
-from act.errors import ActError
-from act.state_models import AutomationProgress, Intent
+from act.core import statedir, verdicts
+from act.core.errors import ActError
+from act.core.state_models import AutomationProgress, Intent
 
 # Automation stages after which nothing of this loop can wake again.
 GONE = ("deleted", "prompt-rejected")

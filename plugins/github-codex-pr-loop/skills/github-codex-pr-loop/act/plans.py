@@ -2,8 +2,8 @@
 
 And the initial plan's rebuild, which ``loop.py execute`` runs immediately before fetch-base.
 
-Each command observes through act/sources.py, builds with act/build/, has the
-evaluator judge the result in a separate process (act/judge.py), records what
+Each command observes through act/edge/sources.py, builds with act/build/, has the
+evaluator judge the result in a separate process (act/edge/judge.py), records what
 it built in the state directory, and prints the approval summary. The
 protocol and the state directory: references/hands.md.
 """
@@ -15,26 +15,13 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from act import (
-    aftermath,
-    diff,
-    judge,
-    ledger,
-    risk,
-    sources,
-    statedir,
-    statelock,
-    steps,
-    summary,
-    summary_diff,
-    verdicts,
-)
+from act import aftermath, risk
 from act.build import initial as initial_builder
 from act.build import recurring
 from act.command import HEX64, Context
-from act.diff import changes
-from act.errors import ActError, UsageError
-from act.state_models import (
+from act.core import ledger, statedir, statelock, steps, verdicts
+from act.core.errors import ActError, UsageError
+from act.core.state_models import (
     PENDING_MODELS,
     Approval,
     AutomationProgress,
@@ -52,11 +39,14 @@ from act.state_models import (
     WakeupNotes,
     build,
 )
-from act.verdicts import ActionName, StateVerdict, last_action
+from act.core.verdicts import ActionName, StateVerdict, last_action
+from act.edge import diff, judge, sources
+from act.edge.diff import changes
+from act.text import summary, summary_diff
 from evaluator import markers
 
 if TYPE_CHECKING:
-    from act.preflight import CommitIdentity  # imported by run_init: other commands need none of git
+    from act.edge.preflight import CommitIdentity  # imported by run_init: other commands need none of git
 
 # What the evaluator may emit on a state with a freshly built plan of each kind embedded: anything else and
 # the plan is not recorded.
@@ -169,8 +159,8 @@ def setup_preflight(ctx: Context, intent: dict[str, Any]) -> dict[str, Any]:
 
 
 def _require_validation_isolation(intent: dict[str, Any]) -> None:
-    from act import validation
-    from act.sandbox import isolation_advice
+    from act.edge import validation
+    from act.edge.sandbox import isolation_advice
 
     # An accepted risk gives up network isolation, and the plan says so (act/risk.py).
     if intent["commands"] and intent["risk_acceptance"] is None and not validation.network_isolation_available():
@@ -330,7 +320,8 @@ def _build_initial(intent: dict[str, Any], snapshot: dict[str, Any], texts: dict
 def run_init(ctx: Context) -> dict[str, Any]:
     if ctx.args.run_id:
         raise UsageError("init generates the run id; give no --run-id")
-    from act import inference, loops, preflight
+    from act import loops
+    from act.edge import inference, preflight
 
     intent = _intent(ctx)
     warnings = loops.require_room_for_another(ctx.args.allow_many_loops)  # before anything is observed
@@ -408,7 +399,7 @@ def _planned_diff(ctx: Context, intent: dict[str, Any], document: dict[str, Any]
 
 
 def _setup(world: sources.World, identity: CommitIdentity) -> Setup:
-    """What every later command of this loop runs with (act/state_models.py, ``Setup``)."""
+    """What every later command of this loop runs with (act/core/state_models.py, ``Setup``)."""
     assert world.gh is not None and world.gh_config_dir is not None  # the preflight passed
     return build(
         Setup,

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from act import sources
 from act.command import Context
-from act.errors import UsageError
+from act.core.errors import UsageError
+from act.edge import sources
 from evaluator import codex_text, policy
 from evaluator.formats import REPOSITORY
 from evaluator.head_report import About, Item, ItemForm, head_verdict

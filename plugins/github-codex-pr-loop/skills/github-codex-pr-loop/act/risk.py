@@ -1,7 +1,7 @@
 """Explicit risk acceptance: a plan the person accepted to run without guarantees this machine cannot give.
 
 A plan's validation commands run in a new, empty network namespace
-(act/validation.py), and git runs with every protection of the sanitized
+(act/edge/validation.py), and git runs with every protection of the sanitized
 profile. Where either cannot hold (no ``/usr/bin/unshare``, user namespaces
 refused; an active clean filter such as Git LFS), no plan in the isolated
 form can be made. The person may then accept exactly what is given up:
@@ -21,7 +21,7 @@ whose isolated form cannot hold is made in the explicit form:
   (``risk-acceptance-exceeded``); where the isolated form holds again, it is
   used.
 
-The approval summary shows the record (act/summary.py). references/hands.md,
+The approval summary shows the record (act/text/summary.py). references/hands.md,
 "Explicit risk acceptance".
 """
 
@@ -30,24 +30,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from act import sources, statedir
-from act.errors import ActError, UsageError
+from act.core import statedir
+from act.core.errors import ActError, UsageError
+from act.edge import sources
+from act.text.summary import GIVEN_UP
 from evaluator import policy
 from evaluator.canonical import digest
 
 RECORDS = "risk"  # the state directory's folder of acceptance records, one per digest
-
-# What each guarantee means to the person who accepts to run without it.
-GIVEN_UP = {
-    "network-isolation": "the validation commands can reach the network (nothing cuts them off)",
-    "minimal-environment": "no sandbox limits what the validation commands' environment can reach",
-    "checkout-only-filesystem": "the validation commands can read and write outside the checkout",
-    "no-active-clean-filters": "a clean filter of the checkout (such as Git LFS) runs when git stages a file",
-    **{
-        name.replace("_", "-"): f"git runs without the protection {name.replace('_', '-')}"
-        for name in policy.GIT_PROTECTIONS
-    },
-}
 
 
 def parse_accepted(text: str | None) -> list[str] | None:
@@ -74,7 +64,7 @@ def unavailable_guarantees(unbound: Mapping[str, Any]) -> list[str]:
 
 def why_not_isolated(world: sources.World, checkout: str, repository: str, commands: Sequence[Any]) -> str | None:
     """Why a plan with these commands cannot have the isolated form here (an error code), or ``None``: it can."""
-    from act import validation
+    from act.edge import validation
 
     if commands and not validation.network_isolation_available():
         return "isolation-unavailable"  # no network namespace for the commands
@@ -115,7 +105,7 @@ def initial_acceptance(
     flag = f"--accept-risk {','.join(required)}"
     if accepted is None:
         network = why == "isolation-unavailable"
-        from act.sandbox import isolation_advice
+        from act.edge.sandbox import isolation_advice
 
         raise ActError(
             why,

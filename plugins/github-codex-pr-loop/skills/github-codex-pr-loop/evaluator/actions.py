@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from . import markers
 from .errors import Violation, sorted_violations
 from .facts import Facts, bound_to_request
 from .models.recurring import FinalizationManifest, RecurringState, RemediationManifest
+from .vocabulary import ActionName, CleanupStopName
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ Payload = Callable[[Situation], dict[str, Any]]
 
 @dataclass(frozen=True)
 class Action:
-    name: str
+    name: ActionName
     writes: bool  # changes something outside the evaluator
     cleanup: bool  # a terminal stop whose one write deletes the owned automation
     payload: Payload
@@ -173,14 +174,9 @@ def _report(s: Situation) -> dict[str, Any]:
     }
 
 
-_CLEANUP_STOPS = (
-    "stop-pr-closed",
-    "request-timeout",
-    "stop-max-rounds",
-    "stop-recurring-finding",
-)
+_CLEANUP_STOPS: tuple[CleanupStopName, ...] = get_args(CleanupStopName)
 
-ACTIONS: dict[str, Action] = {
+ACTIONS: dict[ActionName, Action] = {
     action.name: action
     for action in (
         Action("wait", writes=False, cleanup=False, payload=_nothing),
@@ -203,7 +199,7 @@ WRITE_ACTIONS = frozenset(name for name, action in ACTIONS.items() if action.wri
 CLEANUP_STOPS = frozenset(name for name, action in ACTIONS.items() if action.cleanup)
 
 
-def action_payload(name: str, situation: Situation) -> dict[str, Any]:
+def action_payload(name: ActionName, situation: Situation) -> dict[str, Any]:
     """The output fields of an action: the request checkpoint, then the action's own payload."""
     state = situation.state
     common = {

@@ -16,6 +16,7 @@ from ..errors import Violation, pointer
 from ..formats import parse_request_key
 from ..models.recurring import FinalizationManifest, RecurringState, RemediationManifest
 from ..render import review_template_violations
+from ..vocabulary import OperationName
 from .plan import boundary_violations, command_violations, fixed_value_violations, path_violations
 from .recurring import response_order
 
@@ -23,15 +24,15 @@ REMEDIATION = ("remediation_manifest",)
 FINALIZATION = ("finalization_manifest",)
 
 
-def expected_remediation_operations(manifest: RemediationManifest) -> list[str]:
-    operations = ["edit-files"]
+def expected_remediation_operations(manifest: RemediationManifest) -> list[OperationName]:
+    operations: list[OperationName] = ["edit-files"]
     if manifest.commands:
         operations.append("run-validation")
     return operations + ["commit", "push", "reply-to-codex-threads", "request-codex-review", "update-automation"]
 
 
-def expected_finalization_operations(manifest: FinalizationManifest) -> list[str]:
-    operations = ["mark-draft-ready"] if manifest.pr_is_draft else []
+def expected_finalization_operations(manifest: FinalizationManifest) -> list[OperationName]:
+    operations: list[OperationName] = ["mark-draft-ready"] if manifest.pr_is_draft else []
     if manifest.eligible_threads:
         operations.append("resolve-codex-threads")
     return operations + ["delete-owned-automation"]

@@ -1,7 +1,7 @@
 """The git runner: the ``sanitized-gh-https-v1`` profile and the one error of git observation.
 
 Why a module of its own: this is the only place the skill starts a git process
-(the observer's reads and the hands' writes, act/gitops.py, alike). It
+(the observer's reads and the hands' writes, act/edge/gitops.py, alike). It
 holds the environment built from nothing, the fixed ``-c`` overrides and
 option lists, ``GitRunner`` (timeouts, no shell, redacted messages), and the
 pure functions that read an argv back into the spec's protection booleans and
