@@ -18,10 +18,11 @@ import os
 import sys
 from typing import Any, NoReturn
 
-from act import options
+from act import flags
 from act.command import Command, Context
 from act.core import statelock
 from act.core.errors import ActError, UsageError
+from act.core.options import Options
 from act.edge.sources import DEFAULT_API_URL, ROUTE_FLAGS, World
 from act.text import summary as summaries
 from observe.cli import UnknownFlagsFirstParser, add_network_options, network_from
@@ -33,116 +34,116 @@ TABLE: list[Command] = [
     Command(
         "next",
         "every mechanical step of the loop, up to the one act that is the agent's or the person's (the usual command)",
-        options.next_step,
+        flags.next_step,
         "act.advance:run_next",
     ),
     Command(
         "init",
         "observe the checkout and GitHub, build and validate the initial plan, create the state directory",
-        options.init,
+        flags.init,
         "act.plans:run_init",
     ),
     Command(
         "plan-remediation",
         "build the remediation plan the evaluator asked for, embed it, re-run --state",
-        options.plan_remediation,
+        flags.plan_remediation,
         "act.plans:run_plan_remediation",
     ),
     Command(
         "plan-finalization",
         "build the finalization plan (phase one or two) the evaluator asked for, embed it, re-run --state",
-        options.plan_finalization,
+        flags.plan_finalization,
         "act.plans:run_plan_finalization",
     ),
     Command(
         "approve",
         "record the person's approval of the pending plan, only for its exact hash",
-        options.approve,
+        flags.approve,
         "act.plans:run_approve",
     ),
     Command(
         "status",
         "what the state directory holds: pending plan, approval, wakeup, automation; "
         "once the loop has finished, what Codex said since",
-        options.none,
+        flags.none,
         "act.plans:run_status",
     ),
     Command(
         "list",
         "every loop under the default state root: run, repository, mode, last action, automation stage",
-        options.none,
+        flags.none,
         "act.loops:run_list",
     ),
     Command(
         "forget",
         "remove a loop's state directory, only when its automation can no longer wake",
-        options.none,
+        flags.none,
         "act.loops:run_forget",
     ),
     Command(
         "report",
         "report-only, for any pull request: Codex's review state of its head, findings, threads, gates; no write",
-        options.report,
+        flags.report,
         "act.report:run_report",
     ),
     Command(
         "wakeup",
         "start (or --continue) a wakeup from the automation's prompt: collect, run --state, print the action",
-        options.wakeup,
+        flags.wakeup,
         "act.wakeup:run_wakeup",
     ),
     Command(
         "record-claim",
         "record that this wakeup posted its claim for the pending plan (then `wakeup --continue`)",
-        options.record_claim,
+        flags.record_claim,
         "act.wakeup:run_record_claim",
     ),
     Command(
         "record-executed",
         "record that the claimed plan's operations are done (it is not embedded again)",
-        options.record_executed,
+        flags.record_executed,
         "act.wakeup:run_record_executed",
     ),
     Command(
         "end-wakeup",
         "end the current wakeup (its claims then count as another wakeup's)",
-        options.end_wakeup,
+        flags.end_wakeup,
         "act.wakeup:run_end_wakeup",
     ),
     Command(
         "execute",
         "perform the validated plan's next operation(s), each re-checked and idempotent by observation",
-        options.execute,
+        flags.execute,
         "act.execute_cli:run_execute",
     ),
     Command(
         "claim",
         "post the evaluator's claim comment exactly once and record it for this wakeup",
-        options.none,
+        flags.none,
         "act.execute_cli:run_claim",
     ),
     Command(
         "automation-create",
         "the create payload for the PAUSED inert heartbeat stub named by the loop key",
-        options.automation_create,
+        flags.automation_create,
         "act.automation:run_create",
     ),
     Command(
         "automation-prompt",
         "collect the bootstrap prompt document, run --prompt, and give the update payload with the rendered prompt",
-        options.none,
+        flags.none,
         "act.automation:run_prompt",
     ),
     Command(
         "automation-delete",
         "the delete payload, only when the evaluator's action (or a rejected bootstrap) permits it",
-        options.none,
+        flags.none,
         "act.automation:run_delete",
     ),
     Command(
         "verify-automation",
         "read the registry after an automation_update call and say exactly what to do next",
-        options.verify_automation,
+        flags.verify_automation,
         "act.automation:run_verify",
     ),
 ]
@@ -233,19 +234,19 @@ def _validate(args: argparse.Namespace) -> None:
             raise UsageError("--observed-at must be ISO-8601 with an explicit offset")
 
 
-def _network(args: argparse.Namespace) -> Any:
+def _network(options: Options) -> Any:
     """The route to github.com (--https-proxy, --ca-file, else HTTPS_PROXY/SSL_CERT_FILE), validated.
 
     A bad value is a usage error. A loop's state directory replaces it with the route recorded at
     init (``World.bind``).
     """
     try:
-        return network_from(args, os.environ)
+        return network_from(options, os.environ)
     except ObserveUsageError as error:
         raise UsageError(str(error)) from None
 
 
-def _world(args: argparse.Namespace, secrets: list[str]) -> World:
+def _world(options: Options, secrets: list[str]) -> World:
     from observe.gh import GhSetupError, find_gh, gh_config_dir
 
     try:
@@ -253,14 +254,14 @@ def _world(args: argparse.Namespace, secrets: list[str]) -> World:
     except GhSetupError as error:
         raise ActError(error.code, error.message) from None
     return World(
-        api_url=args.api_url or DEFAULT_API_URL,
-        gh=find_gh(args.gh),
-        registry=args.registry,
-        observed_at=args.observed_at,
+        api_url=options.api_url or DEFAULT_API_URL,
+        gh=find_gh(options.gh),
+        registry=options.registry,
+        observed_at=options.observed_at,
         secrets=secrets,
-        network=_network(args),
+        network=_network(options),
         gh_config_dir=config_dir,
-        explicit={name: getattr(args, name) for name in ROUTE_FLAGS},
+        explicit={name: getattr(options, name) for name in ROUTE_FLAGS},
     )
 
 
@@ -270,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     secrets = [value for value in (os.environ.get("GH_TOKEN"), os.environ.get("GITHUB_TOKEN")) if value]
     name = next((token for token in argv if any(token == row.name for row in TABLE)), None)
     output_format = "text" if _format_text(argv) else "json"
-    args: argparse.Namespace | None = None
+    options: Options | None = None
     try:
         args = parser().parse_args(argv)
         _validate(args)
@@ -278,11 +279,12 @@ def main(argv: list[str] | None = None) -> int:
         row = next(row for row in TABLE if row.name == args.subcommand)
         from act.edge import sandbox
 
-        sandbox.check_command(row.name, args)  # what the command will need, before it starts (cheapest first)
-        world = _world(args, secrets)
+        options = Options.parsed(args)
+        sandbox.check_command(row.name, options)  # what the command will need, before it starts (cheapest first)
+        world = _world(options, secrets)
         try:
-            with statelock.command(args.subcommand):  # every state directory it locks, held until it returns
-                result: dict[str, Any] = {"ok": True, "command": args.subcommand, **row.runner()(Context(world, args))}
+            with statelock.command(row.name):  # every state directory it locks, held until it returns
+                result: dict[str, Any] = {"ok": True, "command": row.name, **row.runner()(Context(world, options))}
         finally:
             if world.session is not None:
                 world.session.close()  # the command's one GitHub client per repository
@@ -293,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         from act.text import refusals  # no refusal hands out the pending plan's hash (act/text/refusals.py)
 
         result = {"ok": False, "command": name, "errors": error.all_errors(), **error.details}
-        result, status = refusals.masked(result, refusals.pending_hash(args)), 1
+        result, status = refusals.masked(result, refusals.pending_hash(options)), 1
     except KeyboardInterrupt:
         raise
     except OSError as error:  # a file the sandbox or the system refused: say which, never "internal"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -21,6 +22,7 @@ from act.build import recurring
 from act.command import HEX64, Context
 from act.core import ledger, statedir, statelock, steps, verdicts
 from act.core.errors import ActError, UsageError
+from act.core.options import given
 from act.core.state_models import (
     PENDING_MODELS,
     Approval,
@@ -59,7 +61,7 @@ PLAN_ACTIONS: dict[RecurringKind, frozenset[ActionName]] = {
 # --- shared ------------------------------------------------------------------
 
 
-def command_argvs(texts: list[str]) -> list[list[str]]:
+def command_argvs(texts: Sequence[str]) -> list[list[str]]:
     """Each --command is one JSON array of strings (argv, argv[0] absolute), in execution order."""
     argvs = []
     for text in texts:
@@ -217,7 +219,7 @@ def _require_token_access(repository: str, access: dict[str, Any]) -> None:
 
 
 def _intent(ctx: Context) -> dict[str, Any]:
-    args = ctx.args
+    args = ctx.options
     title, body = _text(args.title, args.title_file, "title"), _text(args.body, args.body_file, "body")
     if args.reuse_pr is not None:
         if args.reuse_pr <= 0:
@@ -234,7 +236,7 @@ def _intent(ctx: Context) -> dict[str, Any]:
         raise UsageError("name at least one --path the change touches")
     return {
         "version": 1,
-        "checkout": str(Path(args.checkout).resolve()),
+        "checkout": str(Path(given(args.checkout, "--checkout")).resolve()),
         "repository": args.repository,
         "base_branch": args.base,
         "head_branch": args.head,
@@ -318,23 +320,23 @@ def _build_initial(intent: dict[str, Any], snapshot: dict[str, Any], texts: dict
 
 
 def run_init(ctx: Context) -> dict[str, Any]:
-    if ctx.args.run_id:
+    if ctx.options.run_id:
         raise UsageError("init generates the run id; give no --run-id")
     from act import loops
     from act.edge import inference, preflight
 
     intent = _intent(ctx)
-    warnings = loops.require_room_for_another(ctx.args.allow_many_loops)  # before anything is observed
+    warnings = loops.require_room_for_another(ctx.options.allow_many_loops)  # before anything is observed
     inferred = inference.fill(ctx.world, intent)  # --repository, --base, --head left out: from the checkout
-    accepted = risk.parse_accepted(ctx.args.accept_risk)
+    accepted = risk.parse_accepted(ctx.options.accept_risk)
     # Before anything is observed for the plan, and long before anything is written or approved.
     identity = preflight.run(
         ctx.world,
         intent["checkout"],
         intent["repository"],
         intent["base_branch"],
-        {"user.name": ctx.args.author_name, "user.email": ctx.args.author_email},
-        network=not ctx.args.no_network_preflight,
+        {"user.name": ctx.options.author_name, "user.email": ctx.options.author_email},
+        network=not ctx.options.no_network_preflight,
     )
     intent["risk_acceptance"] = risk.initial_acceptance(ctx.world, intent, accepted, statedir.now_text())
     intent.update(setup_preflight(ctx, intent))  # the token's permissions, drafts, isolation
@@ -344,7 +346,7 @@ def run_init(ctx: Context) -> dict[str, Any]:
     document = _build_initial(intent, snapshot, texts)
     verdict = judge.evaluate("initial", document, risk_record=record)
     judged = judge.require_accepted(verdict, "the initial document")
-    path = Path(ctx.args.state_dir) if ctx.args.state_dir else statedir.default_path(run_id)
+    path = Path(ctx.options.state_dir) if ctx.options.state_dir else statedir.default_path(run_id)
     directory = statedir.StateDir.create(path, checkout=intent["checkout"])
     statelock.hold(directory.path)  # as soon as it exists: no other command reads it half written
     built_at = statedir.now_text()
@@ -493,15 +495,15 @@ def rebuild_initial(ctx: Context) -> None:
 
 
 def _state_input(ctx: Context, directory: statedir.StateDir) -> dict[str, Any]:
-    if ctx.args.state is None:
+    if ctx.options.state is None:
         return directory.read(statedir.STATE)
     from evaluator.canonical import parse_document
     from evaluator.errors import Rejected
 
     try:
-        return parse_document(Path(ctx.args.state).read_bytes())
+        return parse_document(Path(ctx.options.state).read_bytes())
     except OSError as error:
-        raise UsageError(f"cannot read --state {ctx.args.state!r}: {error.strerror}") from None
+        raise UsageError(f"cannot read --state {ctx.options.state!r}: {error.strerror}") from None
     except Rejected as error:
         raise ActError("state-file-invalid", f"--state: {error}") from None
 
@@ -602,7 +604,7 @@ def run_plan_remediation(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     intent = read_intent(directory)
     state = _state_input(ctx, directory)
-    args = ctx.args
+    args = ctx.options
     if args.no_commands and args.command:
         raise UsageError("give --command or --no-commands, not both")
     if args.reuse_pending:
@@ -703,7 +705,7 @@ def _prefix(plan_hash: str) -> str:
 
 def run_approve(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
-    named = ctx.args.hash
+    named = given(ctx.options.hash, "--hash")
     pending = read_pending(directory)
     if pending is None:
         raise ActError("approval-no-pending-plan", "no plan is pending; nothing can be approved", path="/hash")

@@ -15,6 +15,7 @@ from typing import Any
 
 from act.command import Context
 from act.core.errors import UsageError
+from act.core.options import given
 from act.edge import sources
 from evaluator import codex_text, policy
 from evaluator.formats import REPOSITORY
@@ -36,18 +37,18 @@ NO_RUN = "0" * 32
 def run_report(context: Context) -> dict[str, Any]:
     from observe.github.pull_request import fetch_snapshot, normalize_snapshot
 
-    args = context.args
+    args = context.options
     if args.state_dir is not None or args.run_id is not None:
         raise UsageError("report reads a pull request, not a loop: give --repository and --pr, no loop's directory")
-    repository = args.repository.lower()
+    repository, pr = given(args.repository, "--repository").lower(), given(args.pr, "--pr")
     if not REPOSITORY.matches(repository):
         raise UsageError(f"--repository must be OWNER/REPO, not {args.repository!r}")
-    if args.pr < 1:
+    if pr < 1:
         raise UsageError("--pr must be a positive pull request number")
     with sources.observing():
         client = sources.github_client(context.world, repository)
-        snapshot = fetch_snapshot(client, repository, args.pr)
-        observation = normalize_snapshot(snapshot, repository, args.pr, NO_RUN)
+        snapshot = fetch_snapshot(client, repository, pr)
+        observation = normalize_snapshot(snapshot, repository, pr, NO_RUN)
         return build(snapshot, observation, context.world.secrets)
 
 

@@ -3,7 +3,6 @@ registry folder, and the evaluator run as a subprocess on every document built."
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -100,6 +99,7 @@ def test_init_shows_the_bound_diff_and_withholds_one_read_after_the_file_changed
     """The summary's diff is the one whose SHA-256 the snapshot binds; once the file changes it is not shown."""
     from act import plans
     from act.command import Context
+    from act.core.options import Options
     from act.edge import sources
     from act.text import summary_diff
     from tests.test_approval_summary import check
@@ -113,7 +113,7 @@ def test_init_shows_the_bound_diff_and_withholds_one_read_after_the_file_changed
     assert key == "diff" and hashlib.sha256(read).hexdigest() == bound == document["initial_snapshot"]["diff_sha256"]
     assert diff["shown"] is True and diff["unified"] == read.decode().rstrip("\n").split("\n")
     (world["repo"] / "src" / "app.py").write_text("print('changed after the plan')\n")
-    ctx = Context(world=sources.World(gh=str(world["gh"])), args=argparse.Namespace())
+    ctx = Context(world=sources.World(gh=str(world["gh"])), options=Options(subcommand="init"))
     withheld, coverage = plans._planned_diff(ctx, {"checkout": str(world["repo"])}, document)
     assert withheld["shown"] is False and "not the planned change" in withheld["why"] and "informational" in coverage
     assert summary_diff.shown_diff(read, bound, "/initial_snapshot/diff_sha256")[0]["shown"] is True

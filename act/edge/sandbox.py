@@ -32,7 +32,6 @@ Each write check is a real write: a file created and removed at once
 
 from __future__ import annotations
 
-import argparse
 import errno
 import os
 import tempfile
@@ -43,6 +42,7 @@ from pathlib import Path
 from act.core import statedir
 from act.core.codex import NETWORK_DISABLED, in_codex
 from act.core.errors import ActError
+from act.core.options import Options
 
 # What each command needs beyond reading. ``list`` and ``status`` only read; every other command writes
 # its state directory, but ``report``, which has none and reads GitHub only. Git and the network, where named.
@@ -92,26 +92,26 @@ class Needs:
     missing_roots: list[str] = field(default_factory=list)
 
 
-def check_command(name: str, args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> None:
+def check_command(name: str, options: Options, environ: Mapping[str, str] = os.environ) -> None:
     """Refuse, before anything else, a command the machine (or Codex's sandbox) will not let finish."""
     if name not in _STATE_ONLY | _NETWORK:
         return
-    needs = needs_of(name, args, environ)
+    needs = needs_of(name, options, environ)
     refusals = check(needs, environ)
     if refusals:
         raise refusal_error(refusals, needs, environ)
 
 
-def needs_of(name: str, args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> Needs:
+def needs_of(name: str, options: Options, environ: Mapping[str, str] = os.environ) -> Needs:
     needs = Needs(network=name in _NETWORK)
     checkout: str | None = None
     if name == "init":
-        given = getattr(args, "state_dir", None)
+        given = options.state_dir
         needs.state = Path(os.path.abspath(given)).parent if given else statedir.default_root(environ)
         needs.state_is_root = True
-        checkout = getattr(args, "checkout", None)
+        checkout = options.checkout
     else:
-        needs.state = _loop_directory(args, environ)
+        needs.state = _loop_directory(options, environ)
         if needs.state is not None and name in _GIT:
             checkout = _recorded_checkout(needs.state)
     if checkout is not None and name in _GIT:
@@ -289,12 +289,12 @@ def _write_probe(directory: Path) -> str | None:
     return None
 
 
-def _loop_directory(args: argparse.Namespace, environ: Mapping[str, str]) -> Path | None:
+def _loop_directory(options: Options, environ: Mapping[str, str]) -> Path | None:
     """The loop's existing directory, or None (the command itself then says what is missing)."""
-    if getattr(args, "state_dir", None):
-        path = Path(os.path.abspath(args.state_dir))
-    elif getattr(args, "run_id", None):
-        path = statedir.default_path(args.run_id, environ)
+    if options.state_dir:
+        path = Path(os.path.abspath(options.state_dir))
+    elif options.run_id:
+        path = statedir.default_path(options.run_id, environ)
     else:
         return None
     return path if os.path.isdir(path) and not os.path.islink(path) else None

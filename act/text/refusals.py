@@ -11,13 +11,13 @@ occurrence of the pending plan's hash becomes its first 8 digits and
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
 from typing import Any
 
 from act.core import statedir
 from act.core.errors import ActError
+from act.core.options import Options
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -27,9 +27,9 @@ def shown(plan_hash: str) -> str:
     return f"{plan_hash[:8]}..."
 
 
-def pending_hash(args: argparse.Namespace | None) -> str | None:
+def pending_hash(options: Options | None) -> str | None:
     """The hash of the plan pending in the loop the command line names, if there is one to read."""
-    state_dir, run_id = getattr(args, "state_dir", None), getattr(args, "run_id", None)
+    state_dir, run_id = (None, None) if options is None else (options.state_dir, options.run_id)
     if state_dir:
         path = Path(state_dir)
     elif run_id:

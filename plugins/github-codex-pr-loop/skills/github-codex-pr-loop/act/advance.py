@@ -30,12 +30,15 @@ again while no planned path has changed.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from act import plans
 from act.command import Command, Context
 from act.core import ledger, statedir, steps, verdicts
 from act.core.errors import ActError
+from act.core.options import Options
 from act.core.state_models import AutomationProgress, NextAgenda, RemediationPlan, build
 from act.edge import progress
 from evaluator.vocabulary import ActionName
@@ -68,20 +71,22 @@ class _Advance:
 
     # -- running one command, in process --------------------------------------------------
 
-    def run(self, command: str, *args: str) -> dict[str, Any]:
-        from act.cli import TABLE, parser
+    def run(self, command: str, **given: Any) -> dict[str, Any]:
+        """One single command, in process, on typed options: never through the argument parser."""
+        from act.cli import TABLE
 
         row: Command = next(row for row in TABLE if row.name == command)
-        progress.say(" ".join(["next: running loop.py", command, *args]))
-        parsed = parser().parse_args([command, "--state-dir", str(self.directory.path), *args])
+        shown = _shown(command, given)
+        progress.say(f"next: running {shown}")
+        options = replace(Options(subcommand=command, state_dir=str(self.directory.path)), **given)
         try:
-            result = row.runner()(Context(self.ctx.world, parsed))
+            result = row.runner()(Context(self.ctx.world, options))
         except ActError as error:  # the refusal names the single command that refused
-            error.details = {"refused_in": " ".join(["loop.py", command, *args]), **error.details}
+            error.details = {"refused_in": shown, **error.details}
             raise
         self.did.append(
             {
-                "command": " ".join(["loop.py", command, *args]),
+                "command": shown,
                 **{k: result[k] for k in ("action", "outcome", "plan_hash") if k in result},
                 **({"performed": [p["operation"] for p in result["performed"]]} if "performed" in result else {}),
             }
@@ -142,14 +147,14 @@ class _Advance:
             pr_number = executed["facts"].get("pr_number")
             if executed["next_operation"] is not None or pr_number is None:
                 raise _Stop(you_do=executed["next"], then=self.again, notify=True)  # not as planned: say so
-            created = self.run("automation-create", "--pr", str(pr_number))
+            created = self.run("automation-create", pr=pr_number)
             raise self.tool(created, then=f"`loop.py next --state-dir {self.directory.path} --id ID`")
         if automation.stage == "prompt-rejected":
             raise self.tool(self.run("automation-delete"))
-        given = self.ctx.args.automation_id
+        given = self.ctx.options.automation_id
         # Without --id at create-requested, verify prints the create payload again while the registry shows
         # nothing with this loop's key, and otherwise reads the id from it.
-        verified = self.run("verify-automation", *(["--id", given] if given else []))
+        verified = self.run("verify-automation", **({"automation_id": given} if given else {}))
         if verified["outcome"] == "stub-paused":
             verified = self.run("automation-prompt")
         if "payload" in verified:
@@ -180,8 +185,8 @@ class _Advance:
     def wakeup(self) -> None:
         resumed = self.resumable()
         if resumed is None:
-            key = self.ctx.args.automation_key or self._automation_key()
-            result = self.run("wakeup", "--automation-key", key)
+            key = self.ctx.options.automation_key or self._automation_key()
+            result = self.run("wakeup", automation_key=key)
             resumed = (result["action"], 0)
         self.follow(*resumed)
 
@@ -206,9 +211,9 @@ class _Advance:
             elif step.command == "wakeup":
                 if action == "execute-finalization" and index > start:  # not again when resumed here
                     self.after_phase_one(action, index)
-                result = self.run("wakeup", "--automation-key", self._automation_key(), "--continue")
+                result = self.run("wakeup", automation_key=self._automation_key(), continue_wakeup=True)
             elif step.command == "record-executed":
-                result = self.run("record-executed", "--plan-hash", self._pending_hash())
+                result = self.run("record-executed", plan_hash=self._pending_hash())
             elif step.command == "execute":
                 result = self.execute(action)
             else:
@@ -265,7 +270,7 @@ class _Advance:
 
     def not_in_place(self, error: ActError) -> None:
         """A planned file replaced, not written: this plan can never run, so this wakeup ends here, said so."""
-        self.run("end-wakeup", "--reason", "edit-not-in-place")
+        self.run("end-wakeup", reason="edit-not-in-place")
         self.forget()
         error.details = {
             **error.details,
@@ -331,7 +336,7 @@ class _Advance:
             and pending.request_key == state["request_key"]
             and approved == pending.plan_hash
         ):
-            return self.run("plan-remediation", "--reuse-pending")
+            return self.run("plan-remediation", reuse_pending=True)
         self.remember(action, index)
         raise _Stop(
             you_do="read the findings and choose every file the fix edits; run `loop.py plan-remediation "
@@ -352,8 +357,8 @@ class _Advance:
 def run_next(ctx: Context) -> dict[str, Any]:
     advance = _Advance(ctx)
     try:
-        if ctx.args.approve_hash is not None:  # the person's reply first, refused exactly as `approve` refuses it
-            advance.run("approve", "--hash", ctx.args.approve_hash)
+        if ctx.options.approve_hash is not None:  # the person's reply first, refused exactly as `approve` refuses it
+            advance.run("approve", hash=ctx.options.approve_hash)
         automation = advance.directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
         if advance.resumable() is None and (automation is None or automation.stage not in _RUNNING):
             advance.bootstrap(automation)
@@ -374,3 +379,16 @@ def run_next(ctx: Context) -> dict[str, Any]:
         error.details = {**error.details, "did": advance.did, "notify": True}  # a refusal: the person is told
         raise
     raise AssertionError("next always stops")  # pragma: no cover
+
+
+def _shown(command: str, given: Mapping[str, object]) -> str:
+    """The single command as a person would type it (``did``, progress lines, ``refused_in``)."""
+    words = ["loop.py", command]
+    for name, value in given.items():
+        flag = _FLAGS.get(name, "--" + name.replace("_", "-"))
+        words += [flag] if value is True else [flag, str(value)]
+    return " ".join(words)
+
+
+# Options whose flag is not their name (act/flags.py, ``dest``).
+_FLAGS = {"automation_id": "--id", "continue_wakeup": "--continue", "approve_hash": "--approve"}

@@ -129,7 +129,7 @@ def _require_stage(record: AutomationProgress, *stages: AutomationStage) -> None
 def run_create(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     intent = read_intent(directory)
-    pr_number = ctx.args.pr if ctx.args.pr is not None else intent.reuse_pr_number
+    pr_number = ctx.options.pr if ctx.options.pr is not None else intent.reuse_pr_number
     if pr_number is None or pr_number <= 0:
         raise UsageError("name the new pull request with --pr N")
     if intent.reuse_pr_number is not None and pr_number != intent.reuse_pr_number:
@@ -313,7 +313,7 @@ def _differences(
 def run_verify(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
     record = _record(directory)
-    given = ctx.args.automation_id
+    given = ctx.options.automation_id
     if record.stage == "create-requested":
         if given is None:
             owned = _observe(ctx, record)

@@ -1,7 +1,7 @@
 """What one subcommand of ``scripts/loop.py`` is, and what every subcommand gets.
 
 A ``Command`` is a row of the CLI's table (act/cli.py): a name, one line of
-help, a function that adds its own options (act/options.py), and the function
+help, a function that adds its own options (act/flags.py), and the function
 that runs it and returns the result object, named ``module:function`` and
 imported only when that command runs (so ``status`` never loads the
 executor). Adding a command is adding a row.
@@ -19,6 +19,7 @@ from typing import Any
 
 from act.core import statedir, statelock
 from act.core.errors import UsageError
+from act.core.options import Options
 from act.edge.sources import World
 
 HEX32 = re.compile(r"[0-9a-f]{32}")
@@ -28,14 +29,14 @@ HEX64 = re.compile(r"[0-9a-f]{64}")
 @dataclass(frozen=True)
 class Context:
     world: World
-    args: argparse.Namespace
+    options: Options
 
     def state_dir(self, run_id: str | None = None) -> statedir.StateDir:
         """The loop's directory: --state-dir, else the default for --run-id (or the given run id)."""
-        if self.args.state_dir:
-            directory = statedir.StateDir(Path(self.args.state_dir))
+        if self.options.state_dir:
+            directory = statedir.StateDir(Path(self.options.state_dir))
         else:
-            run_id = self.args.run_id or run_id
+            run_id = self.options.run_id or run_id
             if run_id is None:
                 raise UsageError("name the loop with --state-dir DIR or --run-id HEX")
             directory = statedir.StateDir(statedir.default_path(run_id))

@@ -359,7 +359,7 @@ def run_execute(ctx: Context) -> dict[str, Any]:
         else _recurring_job(ctx, directory, pending)
     )
     with sources.observing():
-        result = core.execute(job, only=ctx.args.operation, one=ctx.args.one)
+        result = core.execute(job, only=ctx.options.operation, one=ctx.options.one)
     if not isinstance(pending, InitialPlan):
         result["next"] = _next_in_wakeup(directory, pending, result)
     if any(p["outcome"] == "awaiting-edit" for p in result["performed"]):

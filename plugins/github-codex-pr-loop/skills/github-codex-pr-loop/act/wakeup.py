@@ -24,6 +24,7 @@ from act.command import Context
 from act.core import statedir, steps
 from act.core.errors import ActError, UsageError
 from act.core.ledger import current_wakeup, end_wakeup, read_wakeup, record_claim, record_executed, start_wakeup
+from act.core.options import given
 from act.core.state_models import InitialPlan, RecurringPlan, RemediationPlan, Wakeup, WakeupNotes, build, updated
 from act.core.verdicts import ClaimPlan, PlanRemediation, StateVerdict, read_last
 from act.edge import judge, sources
@@ -110,7 +111,7 @@ def prompt_from_registry(world: sources.World, key: str) -> str:
 
 
 def _prompt_text(ctx: Context) -> str:
-    args = ctx.args
+    args = ctx.options
     if (args.prompt_file is None) == (args.automation_key is None):
         raise UsageError("give the prompt with --prompt-file PATH (- for standard input) or --automation-key KEY")
     if args.automation_key is not None:
@@ -119,7 +120,7 @@ def _prompt_text(ctx: Context) -> str:
         raw = (
             sys.stdin.buffer.read(policy.MAX_DOCUMENT_BYTES + 1)
             if args.prompt_file == "-"
-            else Path(args.prompt_file).read_bytes()
+            else Path(given(args.prompt_file, "--prompt-file")).read_bytes()
         )
     except OSError as error:
         raise UsageError(f"cannot read --prompt-file {args.prompt_file!r}: {error.strerror}") from None
@@ -182,8 +183,8 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
             f"run {run_id} (`loop.py list` shows each loop's run id), or omit --state-dir to use its default",
             path="/run_id",
         )
-    recovered = None if ctx.args.continue_wakeup else _claim_posted_before_a_crash(ctx, directory)
-    continued = ctx.args.continue_wakeup or recovered is not None
+    recovered = None if ctx.options.continue_wakeup else _claim_posted_before_a_crash(ctx, directory)
+    continued = ctx.options.continue_wakeup or recovered is not None
     record = recovered or (current_wakeup(directory) if continued else start_wakeup(directory))
     state, notes = sources.wakeup_state(
         ctx.world, intent.checkout, boot, record.wakeup_id, carried_approval(directory, None)
@@ -250,7 +251,7 @@ def _next(result: StateVerdict, directory: statedir.StateDir, key: str) -> str:
 
 def run_end_wakeup(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
-    ended = end_wakeup(directory, ctx.args.reason)
+    ended = end_wakeup(directory, ctx.options.reason)
     return {"wakeup": None if ended is None else ended.as_dict()}
 
 
@@ -264,17 +265,18 @@ def _pending_hash(directory: statedir.StateDir, plan_hash: str) -> str:
 
 
 def run_record_claim(ctx: Context) -> dict[str, Any]:
-    if ctx.args.comment_id is not None and ctx.args.comment_id <= 0:
+    if ctx.options.comment_id is not None and ctx.options.comment_id <= 0:
         raise UsageError("--comment-id takes the posted comment's positive id")
     directory = ctx.state_dir()
-    plan_hash = _pending_hash(directory, ctx.args.plan_hash)
-    record = record_claim(directory, current_wakeup(directory).wakeup_id, plan_hash, ctx.args.kind, ctx.args.comment_id)
+    plan_hash = _pending_hash(directory, given(ctx.options.plan_hash, "--plan-hash"))
+    kind = given(ctx.options.kind, "--kind")
+    record = record_claim(directory, current_wakeup(directory).wakeup_id, plan_hash, kind, ctx.options.comment_id)
     return {"wakeup": record.as_dict(), "next": steps.after("claim-plan", "claim", where(directory))}
 
 
 def run_record_executed(ctx: Context) -> dict[str, Any]:
     directory = ctx.state_dir()
-    plan_hash = _pending_hash(directory, ctx.args.plan_hash)
+    plan_hash = _pending_hash(directory, given(ctx.options.plan_hash, "--plan-hash"))
     if plan_hash not in {claim.plan_hash for claim in current_wakeup(directory).claims}:
         raise ActError("claim-plan-not-pending", "this wakeup holds no claim for that plan", path="/plan_hash")
     pending = read_pending(directory)

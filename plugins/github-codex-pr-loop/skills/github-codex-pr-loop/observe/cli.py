@@ -26,7 +26,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from evaluator.redact import contains_secret, redact
 from observe.errors import ObserveError, UsageError
@@ -38,6 +38,17 @@ if TYPE_CHECKING:
 
 _HEX32 = re.compile(r"[0-9a-f]{32}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+class RouteFlags(Protocol):
+    """The route flags a command line gives (this one's, or the hands' typed options)."""
+
+    @property
+    def https_proxy(self) -> str | None: ...
+    @property
+    def ca_file(self) -> str | None: ...
+    @property
+    def api_url(self) -> str | None: ...
 
 
 class UnknownFlagsFirstParser(argparse.ArgumentParser):
@@ -165,7 +176,7 @@ def add_network_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ca-file", metavar="PATH", help="extra PEM CA to trust (absolute path)")
 
 
-def network_from(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Network:
+def network_from(args: RouteFlags, environ: Mapping[str, str] | None = None) -> Network:
     """The validated Network of --https-proxy/--ca-file; a bad value is a usage error.
 
     With neither flag, ``environ`` (when given) may name the route: HTTPS_PROXY and
