@@ -439,3 +439,24 @@ def test_installing_warns_about_a_copy_codex_reads_in_the_other_skills_location(
         assert "lists the skill twice" in result.stderr
     finally:
         shutil.rmtree(other.parent.parent)
+
+
+@pytest.mark.slow
+def test_codex_lists_an_installed_skill_once_and_a_whole_repository_copy_twice(installed, clone, tmp_path):
+    """What README says of `npx skills add`: a copy of the whole repository (all but .git, as that tool
+    copies) holds the plugin's copy of the skill too, and the real Codex lists both; install.py's copy, once."""
+    from tests.codex_cli import listed_skills
+
+    home = tmp_path / "home"
+    home.mkdir()
+    codex_home = installed.parent.parent  # install.py --codex-home DIR: DIR/skills/github-codex-pr-loop
+    assert listed_skills(str(home), str(codex_home), str(tmp_path)) == [(SKILL, str(installed / "SKILL.md"))]
+    whole = home / ".agents" / "skills" / SKILL
+    shutil.copytree(clone, whole, ignore=shutil.ignore_patterns(".git"))
+    nested = whole / "plugins" / SKILL / "skills" / SKILL / "SKILL.md"
+    empty = tmp_path / "codex-home"
+    empty.mkdir()
+    listed = listed_skills(str(home), str(empty), str(tmp_path))
+    assert sorted(listed) == [(SKILL, str(whole / "SKILL.md")), (f"{SKILL}:{SKILL}", str(nested))]
+    shutil.rmtree(whole / "plugins")  # README's remedy
+    assert listed_skills(str(home), str(empty), str(tmp_path)) == [(SKILL, str(whole / "SKILL.md"))]
