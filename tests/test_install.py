@@ -399,7 +399,8 @@ def test_the_environment_builder_refuses_a_new_environment_while_a_loop_is_live(
 def test_an_upgrade_keeps_a_live_loops_pin_unless_it_changes_code_and_then_only_with_force(clone, tmp_path):
     """The pin a live loop recorded survives an upgrade that changes nothing; a changing upgrade is refused
     while the loop is live (naming it), and with --force changes the pin, which stops the loop at its next
-    wakeup (evaluator-digest-changed, whose row says to let loops finish first)."""
+    wakeup (evaluator-digest-changed, whose row says to let loops finish first). The same with a real loop
+    driven through the installed copy, to done or to that stop: tests/test_upgrade_live_loop.py."""
     home = tmp_path / "home"
     skill = home / "skills" / SKILL
     assert install(clone, "--codex-home", str(home)).returncode == 0
