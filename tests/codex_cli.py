@@ -8,9 +8,11 @@ without it they are skipped, and the skip says how to install it.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import threading
 
 import pytest
 
@@ -45,3 +47,50 @@ def locked_wheelhouse() -> list[str]:
             pytest.fail(f"LOCKED_WHEELHOUSE names no directory: {hint} (.ci/run does this)")
         pytest.skip(f"set LOCKED_WHEELHOUSE to a directory made by: {hint}")
     return ["--wheelhouse", directory]
+
+
+def listed_skills(home: str, codex_home: str, cwd: str) -> list[tuple[str, str]]:
+    """The user and repository skills Codex finds for ``cwd`` (its app server's ``skills/list``): (name, path).
+
+    Run with ``HOME`` and ``CODEX_HOME`` as given, so only the skills copied there (and Codex's own system
+    skills, left out here) are found; it needs no login and no network.
+    """
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"clientInfo": {"name": "tests", "version": "0"}},
+        },
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "skills/list", "params": {"cwds": [cwd]}},
+    ]
+    environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "CODEX_HOME": codex_home}
+    server = subprocess.Popen(
+        [codex_binary(), "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True, env=environment, cwd=cwd,
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+    deadline = threading.Timer(120, server.kill)  # a server that never answers ends the read below
+    deadline.start()
+    try:
+        for request in requests:
+            server.stdin.write(json.dumps(request) + "\n")
+            server.stdin.flush()
+        for line in server.stdout:  # notifications and the initialize answer come first
+            answer = json.loads(line)
+            if answer.get("id") == 2:
+                break
+        else:
+            pytest.fail("codex app-server ended without answering skills/list")
+    finally:
+        deadline.cancel()
+        server.kill()
+        server.wait(timeout=60)
+    assert "result" in answer, answer
+    return [
+        (skill["name"], skill["path"])
+        for entry in answer["result"]["data"]
+        for skill in entry["skills"]
+        if skill.get("scope") != "system"
+    ]

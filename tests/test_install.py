@@ -399,7 +399,8 @@ def test_the_environment_builder_refuses_a_new_environment_while_a_loop_is_live(
 def test_an_upgrade_keeps_a_live_loops_pin_unless_it_changes_code_and_then_only_with_force(clone, tmp_path):
     """The pin a live loop recorded survives an upgrade that changes nothing; a changing upgrade is refused
     while the loop is live (naming it), and with --force changes the pin, which stops the loop at its next
-    wakeup (evaluator-digest-changed, whose row says to let loops finish first)."""
+    wakeup (evaluator-digest-changed, whose row says to let loops finish first). The same with a real loop
+    driven through the installed copy, to done or to that stop: tests/test_upgrade_live_loop.py."""
     home = tmp_path / "home"
     skill = home / "skills" / SKILL
     assert install(clone, "--codex-home", str(home)).returncode == 0
@@ -439,3 +440,24 @@ def test_installing_warns_about_a_copy_codex_reads_in_the_other_skills_location(
         assert "lists the skill twice" in result.stderr
     finally:
         shutil.rmtree(other.parent.parent)
+
+
+@pytest.mark.slow
+def test_codex_lists_an_installed_skill_once_and_a_whole_repository_copy_twice(installed, clone, tmp_path):
+    """What README says of `npx skills add`: a copy of the whole repository (all but .git, as that tool
+    copies) holds the plugin's copy of the skill too, and the real Codex lists both; install.py's copy, once."""
+    from tests.codex_cli import listed_skills
+
+    home = tmp_path / "home"
+    home.mkdir()
+    codex_home = installed.parent.parent  # install.py --codex-home DIR: DIR/skills/github-codex-pr-loop
+    assert listed_skills(str(home), str(codex_home), str(tmp_path)) == [(SKILL, str(installed / "SKILL.md"))]
+    whole = home / ".agents" / "skills" / SKILL
+    shutil.copytree(clone, whole, ignore=shutil.ignore_patterns(".git"))
+    nested = whole / "plugins" / SKILL / "skills" / SKILL / "SKILL.md"
+    empty = tmp_path / "codex-home"
+    empty.mkdir()
+    listed = listed_skills(str(home), str(empty), str(tmp_path))
+    assert sorted(listed) == [(SKILL, str(whole / "SKILL.md")), (f"{SKILL}:{SKILL}", str(nested))]
+    shutil.rmtree(whole / "plugins")  # README's remedy
+    assert listed_skills(str(home), str(empty), str(tmp_path)) == [(SKILL, str(whole / "SKILL.md"))]

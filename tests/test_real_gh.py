@@ -154,3 +154,31 @@ def test_a_gh_writable_by_others_is_refused(stack, monkeypatch, capsys, tmp_path
     refused = _loop(capsys, *init_args(stack), *_route(stack), "--gh", str(unsafe / "gh"), status=1)
     assert refused["errors"][0]["code"] == "git-credential-helper-unsafe"
     assert gh.exists()
+
+
+def test_a_gh_the_commands_path_does_not_reach_is_refused_naming_gh_and_works_once_passed_with_it(
+    stack, monkeypatch, capsys, tmp_path
+):
+    """Codex runs each command in a login shell whose PATH may not hold the directory where the person's
+    terminal finds gh (references/prerequisites.md): init refuses, naming `--gh PATH`; given `--gh`, it works,
+    and the later commands find that gh in the state directory, with the same PATH."""
+    _person(stack, monkeypatch)
+    installed = tmp_path / "apps" / "gh" / "bin"  # a gh installed outside /usr/bin, as a person may have it
+    installed.mkdir(parents=True)
+    shutil.copy(REAL_GH, installed / "gh")
+    os.chmod(installed / "gh", 0o755)
+    login_shell = tmp_path / "login-shell-bin"  # a PATH with git and no gh (/usr/bin holds Debian's gh)
+    login_shell.mkdir()
+    (login_shell / "git").symlink_to(shutil.which("git", path="/usr/bin:/bin") or "/usr/bin/git")
+    monkeypatch.setenv("PATH", str(login_shell))
+    state = stack.tmp / "loop-state"
+    refused = _loop(capsys, *init_args(stack), *_route(stack), "--state-dir", str(state), status=1)
+    [error] = refused["errors"]
+    assert (error["code"], error["path"]) == ("gh-not-found", "/gh") and "--gh PATH" in error["message"]
+    assert "approval_summary" not in refused and not state.exists()
+
+    made = _loop(capsys, *init_args(stack), *_route(stack), "--gh", str(installed / "gh"), "--format", "json")
+    setup = json.loads((Path(made["state_dir"]) / "setup.json").read_text())
+    assert setup["gh"] == str(installed / "gh")
+    executed = _loop(capsys, "execute", "--state-dir", made["state_dir"])  # no --gh, the same PATH
+    assert executed["ok"] and stack.remote_tip(executor_stack.HEAD_BRANCH) is not None  # pushed with that gh
