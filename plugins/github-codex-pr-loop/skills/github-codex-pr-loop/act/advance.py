@@ -38,6 +38,7 @@ from act import plans
 from act.command import Command, Context
 from act.core import ledger, statedir, steps, verdicts
 from act.core.errors import ActError
+from act.core.jsonedge import Output
 from act.core.options import Options
 from act.core.state_models import AutomationProgress, NextAgenda, RemediationPlan, build
 from act.edge import progress
@@ -65,13 +66,13 @@ class _Advance:
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.directory = ctx.state_dir()
-        self.did: list[dict[str, Any]] = []
-        self.seen: dict[str, Any] = {}  # what the person or the agent needs from the commands run so far
+        self.did: list[Output] = []
+        self.seen: Output = {}  # what the person or the agent needs from the commands run so far
         self.again = f"`loop.py next --state-dir {self.directory.path}`"
 
     # -- running one command, in process --------------------------------------------------
 
-    def run(self, command: str, **given: Any) -> dict[str, Any]:
+    def run(self, command: str, **given: Any) -> Output:
         """One single command, in process, on typed options: never through the argument parser."""
         from act.cli import TABLE
 
@@ -172,7 +173,7 @@ class _Advance:
             raise self.tool(verified)
         raise _Stop(you_do=verified["next"], then=None, notify=True)  # the bootstrap was rejected: say so
 
-    def tool(self, result: dict[str, Any], *, then: str | None = None) -> _Stop:
+    def tool(self, result: Output, *, then: str | None = None) -> _Stop:
         return _Stop(
             you_do="pass `payload` to automation_update unchanged",
             payload=result["payload"],
@@ -240,7 +241,7 @@ class _Advance:
             if isinstance(step, steps.Run) and step.command == "verify-automation"
         )
 
-    def execute(self, action: ActionName) -> dict[str, Any]:
+    def execute(self, action: ActionName) -> Output:
         """``execute``; where it answers awaiting-edit, the edit is handed off (again, unchanged, until observed)."""
         try:
             result = self.run("execute")
@@ -325,7 +326,7 @@ class _Advance:
                 **({} if waiting else plans.outcome(self.directory)),  # a stop or the end: why, and the gates
             )
 
-    def plan_remediation(self, action: ActionName, index: int) -> dict[str, Any]:
+    def plan_remediation(self, action: ActionName, index: int) -> Output:
         """The one plan only the agent can make, unless the person approved it and it is rebuilt unchanged."""
         pending = plans.read_pending(self.directory)
         state = self.directory.read(statedir.STATE)
@@ -354,7 +355,7 @@ class _Advance:
         return pending.plan_hash
 
 
-def run_next(ctx: Context) -> dict[str, Any]:
+def run_next(ctx: Context) -> Output:
     advance = _Advance(ctx)
     try:
         if ctx.options.approve_hash is not None:  # the person's reply first, refused exactly as `approve` refuses it

@@ -16,17 +16,19 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from act import flags
 from act.command import Command, Context
 from act.core import statelock
 from act.core.errors import ActError, UsageError
+from act.core.jsonedge import Output
 from act.core.options import Options
 from act.edge.sources import DEFAULT_API_URL, ROUTE_FLAGS, World
 from act.text import summary as summaries
 from observe.cli import UnknownFlagsFirstParser, add_network_options, network_from
 from observe.errors import UsageError as ObserveUsageError
+from observe.network import Network
 
 # The table: a new command is a new row (see act/command.py). Only the module
 # of the command that runs is imported.
@@ -234,7 +236,7 @@ def _validate(args: argparse.Namespace) -> None:
             raise UsageError("--observed-at must be ISO-8601 with an explicit offset")
 
 
-def _network(options: Options) -> Any:
+def _network(options: Options) -> Network:
     """The route to github.com (--https-proxy, --ca-file, else HTTPS_PROXY/SSL_CERT_FILE), validated.
 
     A bad value is a usage error. A loop's state directory replaces it with the route recorded at
@@ -284,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         world = _world(options, secrets)
         try:
             with statelock.command(row.name):  # every state directory it locks, held until it returns
-                result: dict[str, Any] = {"ok": True, "command": row.name, **row.runner()(Context(world, options))}
+                result: Output = {"ok": True, "command": row.name, **row.runner()(Context(world, options))}
         finally:
             if world.session is not None:
                 world.session.close()  # the command's one GitHub client per repository
@@ -326,7 +328,7 @@ def _format_text(argv: list[str]) -> bool:
     return "--format=text" in argv or any(a == "--format" and b == "text" for a, b in zip(argv, argv[1:], strict=False))
 
 
-def _emit(result: dict[str, Any], output_format: str, secrets: list[str]) -> None:
+def _emit(result: Output, output_format: str, secrets: list[str]) -> None:
     """One way out, as for the other two command lines: no form of a known token ever leaves."""
     from evaluator.redact import redact
 
@@ -338,7 +340,7 @@ def _emit(result: dict[str, Any], output_format: str, secrets: list[str]) -> Non
     sys.stdout.flush()
 
 
-def text_report(result: dict[str, Any]) -> str:
+def text_report(result: Output) -> str:
     """For people: the approval summary first, then errors, then the rest as key: value lines."""
     if result.get("command") == "report" and result["ok"]:
         from act.report import text

@@ -15,10 +15,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from act.core import statedir, statelock
 from act.core.errors import UsageError
+from act.core.jsonedge import Output
 from act.core.options import Options
 from act.edge.sources import World
 
@@ -53,8 +53,8 @@ class Command:
     configure: Callable[[argparse.ArgumentParser], None]
     run: str  # "act.plans:run_init"
 
-    def runner(self) -> Callable[[Context], dict[str, Any]]:
+    def runner(self) -> Callable[[Context], Output]:
         """The command's function, its module imported now."""
         module, _, function = self.run.partition(":")
-        found: Callable[[Context], dict[str, Any]] = getattr(importlib.import_module(module), function)
+        found: Callable[[Context], Output] = getattr(importlib.import_module(module), function)
         return found
