@@ -2,7 +2,8 @@
 
 Each loop is the demo's happy path (demo/driver.py: a finding, the fix, a
 clean review, the two-phase finalization, the automation deleted), driven
-through the real ``scripts/loop.py`` commands as subprocesses, on its own
+as SKILL.md leads: ``init``, then ``loop.py next`` and the acts it hands
+back, each command a real ``scripts/loop`` subprocess, on its own
 repository and checkout, but all loops share one World, one TLS front, one
 ``gh`` token, one Codex home (automation registry) and one state and cache
 directory, as one person running many loops on one machine would.
@@ -30,9 +31,9 @@ nothing; the exit status is 1 when a duplicate write was seen, else 0
 
     python bench/soak.py [--loops 50] [--workers 4] [--clean] [--keep DIR]
 
-The default run took 28 minutes on 2 shared cores (bench/README.md); each
-loop is about 56 commands, so ``--loops N`` scales it, and ``--clean`` cuts
-the remediation round.
+Each loop is about 22 commands (17 of them ``loop.py``, 5 automation tool
+calls), so ``--loops N`` scales the run, and ``--clean`` cuts the remediation
+round (bench/README.md has the figures of earlier runs).
 """
 
 from __future__ import annotations
@@ -242,7 +243,7 @@ class Soak:
         else:
             run.guarded(run.one_wakeup)
         ended = time.monotonic()
-        first = run.steps[steps].action if len(run.steps) > steps else "nothing"
+        first = next((step.action for step in run.steps[steps:] if step.name == "wakeup"), "nothing")
         rest, graphql = points_on(self.world, loop.stack.repository)
         loop.wakeups.append(
             Wakeup(
@@ -349,7 +350,8 @@ def report(soak: Soak, wall: float, load: tuple[float, float]) -> None:
     )
     print(f"ends: {', '.join(f'{end} {n}' for end, n in Counter(str(loop.run.final) for loop in loops).items())}")
     print(
-        f"commands: {sum(len(loop.run.agent.transcript) for loop in loops)} loop.py subprocesses; "
+        f"commands: {sum(len(loop.run.agent.transcript) for loop in loops)} (loop.py subprocesses and automation "
+        f"tool calls); "
         f"{len(world.log)} API requests ({', '.join(f'{n} x {s}' for s, n in sorted(statuses.items()))})"
     )
     refused = Counter(f"{method} {re.sub(r'/[0-9]+', '/N', path)}" for _, method, path in world.secondary_refusals)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from demo.driver import NextRun, Run
+from demo.driver import Run
 from demo.scenarios import SCENARIOS, Scenario
 from demo.stack import start
 from simulator.codex import CodexReviewer
@@ -42,21 +42,14 @@ def parser() -> argparse.ArgumentParser:
         help="a person's machine: the real gh (on PATH, at a Homebrew-like path, logged in through hosts.yml, "
         "no token variable) and the commit identity only in ~/.gitconfig",
     )
-    made.add_argument(
-        "--per-step",
-        action="store_true",
-        help="drive the loop with the single commands (references/hands.md) instead of `loop.py next`",
-    )
     return made
 
 
-def run_scenario(
-    scenario: Scenario, scratch: Path, out: TextIO, *, per_step: bool = False, as_a_person: bool = False
-) -> Run:
+def run_scenario(scenario: Scenario, scratch: Path, out: TextIO, *, as_a_person: bool = False) -> Run:
     stack = start(scratch, as_a_person=as_a_person)
     try:
         CodexReviewer(stack.world, list(scenario.codex), delay=DELAY_SECONDS, on_ready=list(scenario.codex_on_ready))
-        run = (Run if per_step else NextRun)(stack, out, hooks=dict(scenario.hooks))
+        run = Run(stack, out, hooks=dict(scenario.hooks))
         run.run()
         return run
     finally:
@@ -71,9 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     try:
         print(f"scenario {scenario.name}: {scenario.summary}", file=out)
-        run = run_scenario(
-            scenario, scratch / "run", out, per_step=arguments.per_step, as_a_person=arguments.as_a_person
-        )
+        run = run_scenario(scenario, scratch / "run", out, as_a_person=arguments.as_a_person)
     finally:
         if not arguments.keep:
             shutil.rmtree(scratch, ignore_errors=True)

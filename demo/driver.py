@@ -1,30 +1,33 @@
-"""One demo run: the person's local change, the approval-gated start, the bootstrap and the wakeups.
+"""One demo run: the person's local change, the approval-gated start and the wakeups, driven as SKILL.md leads.
 
-The loop is driven only through ``scripts/loop`` (demo/agent.py) and
-Codex's automation tool with the payloads it printed. The World is touched
-directly only for other actors: Codex (scripted reviews), the person (the
-local change, the approvals by exact hash), someone else pushing over the
-head branch or closing the pull request (demo/scenarios.py).
+The agent runs ``loop.py init``, then ``loop.py next`` (with ``--approve
+HASH`` once the person has replied with a plan's hash) and does only the act
+each ``next`` hands back: pass a payload to Codex's automation tool, choose
+the fix's paths (``plan-remediation --path``), edit the files, show an
+approval summary to the person, or nothing until the next heartbeat. Every
+mechanical step is ``next``'s own (act/core/steps.py, the one description of a
+wakeup); the demo has no table of its own.
+
+The World is touched directly only for other actors: Codex (scripted
+reviews), the person (the local change, the approvals by exact hash),
+someone else pushing over the head branch or closing the pull request
+(demo/scenarios.py).
 """
 
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
 
-from act.core import steps as table
 from demo.agent import Agent, Missing, Refused
 from demo.stack import CHANGED_FILE, HEAD_BRANCH, Stack
 
 TITLE = "Fix the greeting"
 BODY = "The greeting said helo."
 VALIDATION = ["/usr/bin/test", "-f", CHANGED_FILE]
-CLEANUP_STOPS = set(table.CLEANUP_STOPS)
-STOPS = {*table.CLEANUP_STOPS, "state-inconsistency"}
 MAX_WAKEUPS = 40
 
 
@@ -39,6 +42,17 @@ class Step:
 
 @dataclass
 class Run:
+    """One loop, driven as SKILL.md leads: ``init``, then ``loop.py next`` and only the acts it hands back.
+
+    Hooks (demo/scenarios.py) let other actors in at fixed moments:
+    ``before-initial-execute`` (the initial plan approved, before the first
+    ``next``), ``after-initial`` (the pull request exists), ``wakeup`` (each
+    heartbeat, before its ``next``), ``after-claim`` (``next`` handed back the
+    edit: the wakeup holds its claim), ``wakeup-refused`` (a ``next`` refused:
+    the hook decides, the run goes on), ``refused`` (a refusal ended the run)
+    and ``after-done``.
+    """
+
     stack: Stack
     out: TextIO
     hooks: dict[str, Callable[[Run], None]] = field(default_factory=dict)
@@ -54,9 +68,8 @@ class Run:
     edits: int = 0
     interrupted: bool = False
     cleanup_outcome: str | None = None
-    plan_hash: str | None = None  # the plan the agent last saw (a row's H)
     approved: set[str] = field(default_factory=set)
-    executed: set[str] = field(default_factory=set)
+    reply: str | None = None  # the person's hash, passed with the next `next` (--approve)
     fired: set[str] = field(default_factory=set)  # the one-time hooks that already fired in this run
     after_finalization: dict[str, Any] | None = None  # `loop.py status` once the loop is done (a scenario's hook)
 
@@ -98,6 +111,15 @@ class Run:
         if name in self.hooks:
             self.hooks[name](self)
 
+    def show_summary(self, summary: Any) -> None:
+        if not isinstance(summary, dict):
+            return
+        for key in ("plan_hash", "mode", "operations", "paths", "how_to_approve"):
+            if key in summary:
+                value = summary[key]
+                text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+                print(f"{'':>11}    summary {key}: {text[:110]}", file=self.out)
+
     # -- the start ---------------------------------------------------------------
 
     def start_loop(self) -> None:
@@ -133,57 +155,25 @@ class Run:
         self.show_summary(made.get("approval_summary"))
         self.approve(made["initial_plan_hash"])
         self.hook("before-initial-execute")
-        self.start_running(made)
-
-    def start_running(self, made: dict[str, Any]) -> None:
-        """From the approved initial plan to a live automation, one command at a time."""
-        initial = self.execute("execute (initial)")
-        self.executed.add(made["initial_plan_hash"])
-        self.pr_number = (initial.get("facts") or {}).get("pr_number")
+        told = self.next("next (start)")
+        self.pr_number = self.stack.pulls()[-1]["number"]  # the PR the initial plan created or reused
         self.hook("after-initial")
-        self.bootstrap()
-
-    def show_summary(self, summary: Any) -> None:
-        if not isinstance(summary, dict):
-            return
-        for key in ("plan_hash", "mode", "operations", "paths", "how_to_approve"):
-            if key in summary:
-                value = summary[key]
-                text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
-                print(f"{'':>11}    summary {key}: {text[:110]}", file=self.out)
+        while told.get("then") and "heartbeat" not in told["then"]:
+            told = self.act_on(told)
 
     def approve(self, plan_hash: str) -> None:
-        """The person replies with the exact hash shown; the agent records it verbatim."""
+        """The person replies with the exact hash shown; the agent passes it verbatim with its next ``next``."""
+        if self.reply is not None:  # an earlier reply not passed yet: recorded on its own first
+            self.record_reply()
         self.note(f"person: approves {plan_hash}")
         self.approved.add(plan_hash)
-        self.step("approve", self.agent.loop("approve", "--hash", plan_hash), action="approved")
+        self.reply = plan_hash
 
-    def execute(self, name: str) -> dict[str, Any]:
-        result = self.agent.loop("execute")
-        performed = [p["operation"] for p in result.get("performed", [])]
-        self.step(name, result, action=",".join(performed) or "nothing")
-        return result
-
-    # -- the automation ------------------------------------------------------------
-
-    def bootstrap(self) -> None:
-        self.stack.world.clock.advance(20)  # the bootstrap is observed after the request
-        created = self.agent.loop("automation-create", "--pr", str(self.pr_number))
-        self.automation_key = created["automation_key"]
-        answer = self.agent.tool(created["payload"])
-        self.automation_id = answer["automationId"]
-        verified = self.agent.loop("verify-automation", "--id", self.automation_id)
-        self.step("automation-create", verified, action=verified["outcome"])
-        if verified["outcome"] == "created-active":  # the host saved it ACTIVE: paused before anything else
-            self.agent.tool(verified["payload"])
-            verified = self.agent.loop("verify-automation")
-            self.step("automation-pause", verified, action=verified["outcome"])
-        self.agent.tool(self.agent.loop("automation-prompt")["payload"])
-        activate = self.agent.loop("verify-automation")
-        self.step("automation-prompt", activate, action=activate["outcome"])
-        self.agent.tool(activate["payload"])
-        active = self.agent.loop("verify-automation")
-        self.step("automation-activate", active, action=active["outcome"])
+    def record_reply(self) -> None:
+        """The person's reply recorded by the single command ``loop.py approve --hash H`` (not with a ``next``)."""
+        if self.reply is not None:
+            plan_hash, self.reply = self.reply, None
+            self.step("approve", self.agent.loop("approve", "--hash", plan_hash), action="approved")
 
     # -- the wakeups -----------------------------------------------------------------
 
@@ -209,106 +199,91 @@ class Run:
         for plan_hash in self.approvals_due:  # the person's reply in the thread reaches this wakeup
             self.approve(plan_hash)
         self.approvals_due.clear()
-        result = self.wake()
-        if result is not None:
-            self.follow(result)
-
-    def follow(self, answer: dict[str, Any]) -> None:
-        """Do the emitted action's row of the steps table (act/core/steps.py), each command as written there."""
-        action = answer["action"]
-        if action not in table.WAKEUP:
-            self.final = f"unhandled-{action}"
-            return
-        if action == "done" or action in STOPS:
-            self.final = action
-        for step in table.WAKEUP[action]:
-            if isinstance(step, table.Do):
-                answer = self.act(step, answer) or answer
-                continue
-            result = self.command(step)
-            if result is None or self.final in ("failed", "refused-wakeup") or self.interrupted:
-                self.interrupted = False
+        told = self.next("next")
+        while self.final is None and told:  # an empty answer: this wakeup is over for the agent
+            if told.get("then") is None:
+                self.final = self.ended(told)
+            elif "heartbeat" in told["then"]:
                 return
-            answer = result
-            if step.obey:
-                self.follow(answer)
-                return
-        if action == "finish-finalization":  # its row done: the loop is finished
-            self.final = "done"
-
-    def command(self, step: table.Run) -> dict[str, Any] | None:
-        """One Run of a row, its placeholders filled in as the agent knows them."""
-        args = step.args
-        if step.command == "plan-remediation" and self.reuse_pending():
-            args = "--reuse-pending"  # the row's alternative: the plan the person approved
-        filled = table.Where(key=self.automation_key, plan_hash=self.plan_hash).fill(args).replace("P...", CHANGED_FILE)
-        extra = shlex.split(filled)
-        if step.command == "wakeup":
-            return self.wake(*[a for a in extra if a != "--automation-key" and a != str(self.automation_key)])
-        if step.command == "automation-delete" and self.final in CLEANUP_STOPS:
-            return self.cleanup_delete()
-        result = self.agent.loop(step.command, *extra)
-        self.plan_hash = result.get("plan_hash") or self.plan_hash
-        self.record(step.command, result)
-        return result
-
-    def record(self, command: str, result: dict[str, Any]) -> None:
-        if command == "execute":
-            performed = [p["operation"] for p in result.get("performed", [])]
-            self.step("execute", result, action=",".join(performed) or "nothing")
-        elif command == "verify-automation":
-            named = "automation-delete" if result["outcome"] == "deleted" else "verify-automation"
-            self.step(named, result, action=result["outcome"])
-            if self.final is not None:
-                self.cleanup_outcome = result["outcome"]
-        elif command in ("plan-remediation", "plan-finalization"):
-            self.step(command, result)
-        elif command == "claim":
-            self.step("claim", result, action=result.get("outcome", "claimed"))
-            self.hook("after-claim")
-        elif command == "record-executed" and self.plan_hash:
-            self.executed.add(self.plan_hash)
-
-    def act(self, step: table.Do, answer: dict[str, Any]) -> dict[str, Any] | None:
-        """The agent's own acts in a row: show a summary, write the fix, pass a payload."""
-        if step.act == "show":
-            self.show_summary(answer.get("approval_summary"))
-            self.approvals_due.append(answer["plan_hash"])  # the person answers before the next wakeup
-        elif step.act == "edit":
-            self.scripted_fix()
-        elif step.act == "tool" and "payload" in answer:
-            self.agent.tool(answer["payload"])
-        return None
-
-    def cleanup_delete(self) -> dict[str, Any] | None:
-        """A cleanup stop's automation-delete: the hands may refuse it; then nothing else is written."""
-        try:
-            return self.agent.loop("automation-delete")
-        except Refused as refused:
-            self.step("automation-delete", refused.result)
-            self.cleanup_outcome = "refused: " + ",".join(e.get("code", "?") for e in refused.result.get("errors", []))
-            return None
-
-    def reuse_pending(self) -> bool:
-        """The plan the agent last saw was approved by the person and not yet carried out: rebuild it."""
-        return self.plan_hash in self.approved and self.plan_hash not in self.executed
-
-    def wake(self, *extra: str) -> dict[str, Any] | None:
-        try:
-            result = self.agent.loop("wakeup", "--automation-key", str(self.automation_key), *extra)
-        except RuntimeError as failed:  # a command that broke its one-JSON-line contract
-            self.note(f"failed: {failed}")
-            self.final = "failed"
-        except Refused as refused:
-            self.refusals.append(refused.result)
-            self.step("wakeup" + (" --continue" if extra else ""), refused.result)
-            if "wakeup-refused" in self.hooks:
-                self.hook("wakeup-refused")
             else:
-                self.final = "refused-wakeup"
-            return None
-        self.step("wakeup" + (" --continue" if extra else ""), result)
-        return result
+                told = self.act_on(told)
+
+    def next(self, name: str, *args: str) -> dict[str, Any]:
+        """``loop.py next``: each command it ran becomes a line; a refusal ends the run (or goes to its hook)."""
+        if self.reply is not None:
+            args, self.reply = ("--approve", self.reply, *args), None
+        try:
+            told = self.agent.loop("next", *args)
+        except Refused as refused:
+            for done in refused.result.get("did", []):
+                self.record(done, {})
+            if "wakeup-refused" not in self.hooks:  # the run ends (guarded), named by the command that refused
+                inner = str(refused.result.get("refused_in", "loop.py next")).split()[1]
+                raise Refused(inner, refused.result) from None
+            self.refusals.append(refused.result)
+            self.step(name, refused.result)
+            self.hook("wakeup-refused")
+            return {}
+        did = told.get("did", [])
+        last = max((i for i, done in enumerate(did) if done.get("action") == told.get("action")), default=None)
+        for index, done in enumerate(did):
+            self.record(done, told if index == last else {})
+        self.automation_key = self.automation_key or self._key()
+        if "approval_summary" in told and "approve" in told.get("you_do", ""):
+            self.show_summary(told["approval_summary"])
+            self.approvals_due.append(told["approval_summary"]["plan_hash"])
+        return told
+
+    def record(self, done: dict[str, Any], told: dict[str, Any]) -> None:
+        """One command ``next`` ran, as a line: its name, what it answered, and (the last one) ``next``'s reasons."""
+        words = done["command"].split()
+        command = words[1] if len(words) > 1 else done["command"]
+        name = "wakeup --continue" if command == "wakeup" and "--continue" in words else command
+        if "performed" in done:
+            action = ",".join(done["performed"]) or "nothing"
+        elif command == "approve":
+            action = "approved"
+        else:
+            action = done.get("action") or done.get("outcome") or "ok"
+        if done.get("outcome") == "deleted":
+            self.cleanup_outcome = "deleted"
+        self.step(name, {"plan_hash": done.get("plan_hash"), "reasons": told.get("reasons")}, action=action)
+
+    def _key(self) -> str | None:
+        record = self.stack.host.read(self.automation_id) if self.automation_id else None
+        return None if record is None else str(record["name"])
+
+    def act_on(self, told: dict[str, Any]) -> dict[str, Any]:
+        """The one act ``next`` handed back, then ``next`` again."""
+        if "payload" in told:
+            answer = self.agent.tool(told["payload"])
+            if "--id ID" in told["then"]:
+                self.automation_id = answer["automationId"]
+                return self.next("next --id", "--id", str(self.automation_id))
+        elif "edit_safely" in told:
+            self.hook("after-claim")  # the wakeup holds its claim while the agent edits
+            if self.interrupted or self.final is not None:
+                self.interrupted = False
+                return {}
+            self.scripted_fix()
+        elif "findings" in told and "plan-remediation" in told["you_do"]:
+            planned = self.agent.loop("plan-remediation", "--path", CHANGED_FILE)
+            self.step("plan-remediation", planned)
+            if planned["action"] == "await-approval":  # the person answers before the next heartbeat
+                self.show_summary(planned.get("approval_summary"))
+                self.approvals_due.append(planned["plan_hash"])
+                return {}
+        elif not told.get("again"):
+            self.final = f"unhandled: {told.get('you_do')}"
+            return {}
+        return self.next("next")
+
+    def ended(self, told: dict[str, Any]) -> str:
+        """How the loop ended: the evaluator's last action (done, a stop or state-inconsistency)."""
+        action = str(told.get("action") or "")
+        if action == "finish-finalization":
+            return "done"
+        return action or "stopped"
 
     def scripted_fix(self) -> None:
         """The agent's one free act: the fix for Codex's finding, written in place (path records bind file identity)."""
@@ -347,105 +322,3 @@ class Run:
             self.final = f"refused-{refused.command}"
             self.hook("refused")
         return False
-
-
-@dataclass
-class NextRun(Run):
-    """The same loop driven as SKILL.md leads: ``loop.py next``, and only the acts it hands back.
-
-    Each ``next`` runs every mechanical step and stops at one act: pass a
-    payload to the automation tool, choose the fix's paths, edit the files,
-    show an approval summary to the person, or nothing until the next
-    heartbeat.
-    """
-
-    reply: str | None = None  # the person's hash, passed with the next `next` (--approve)
-
-    def approve(self, plan_hash: str) -> None:
-        """The person replies with the exact hash shown; the agent passes it verbatim with its next ``next``."""
-        if self.reply is not None:  # an earlier reply not passed yet: recorded on its own first
-            super().approve(self.reply)
-        self.note(f"person: approves {plan_hash}")
-        self.approved.add(plan_hash)
-        self.reply = plan_hash
-
-    def start_running(self, made: dict[str, Any]) -> None:
-        self.executed.add(made["initial_plan_hash"])
-        told = self.next("next (start)")
-        self.pr_number = self.stack.pulls()[-1]["number"]  # the PR the initial plan created or reused
-        self.hook("after-initial")
-        while told.get("then") and "heartbeat" not in told["then"]:
-            told = self.act_on(told)
-
-    def one_wakeup(self) -> None:
-        for plan_hash in self.approvals_due:  # the person's reply in the thread reaches this wakeup
-            self.approve(plan_hash)
-        self.approvals_due.clear()
-        told = self.next("next")
-        while self.final is None and told:  # an empty answer: this wakeup is over for the agent
-            if told.get("then") is None:
-                self.final = self.ended(told)
-            elif "heartbeat" in told["then"]:
-                return
-            else:
-                told = self.act_on(told)
-
-    def next(self, name: str, *args: str) -> dict[str, Any]:
-        if self.reply is not None:
-            args, self.reply = ("--approve", self.reply, *args), None
-        try:
-            told = self.agent.loop("next", *args)
-        except Refused as refused:
-            self.refusals.append(refused.result)
-            self.step(name, refused.result)
-            if "wakeup-refused" in self.hooks:
-                self.hook("wakeup-refused")
-                return {}
-            inner = str(refused.result.get("refused_in", "loop.py next")).split()[1]
-            raise Refused(inner, refused.result) from None
-        for done in told.get("did", []):
-            if done.get("outcome") == "deleted":
-                self.cleanup_outcome = "deleted"
-            command = done["command"].split()[1]
-            self.step(command, {**done, "ok": True}, action="approved" if command == "approve" else None)
-        self.automation_key = self.automation_key or self._key()
-        if "approval_summary" in told and "approve" in told.get("you_do", ""):
-            self.show_summary(told["approval_summary"])
-            self.approvals_due.append(told["approval_summary"]["plan_hash"])
-        return told
-
-    def _key(self) -> str | None:
-        record = self.stack.host.read(self.automation_id) if self.automation_id else None
-        return None if record is None else str(record["name"])
-
-    def act_on(self, told: dict[str, Any]) -> dict[str, Any]:
-        """The one act ``next`` handed back, then ``next`` again."""
-        if "payload" in told:
-            answer = self.agent.tool(told["payload"])
-            if "--id ID" in told["then"]:
-                self.automation_id = answer["automationId"]
-                return self.next("next --id", "--id", str(self.automation_id))
-        elif "edit_safely" in told:
-            self.hook("after-claim")  # the wakeup holds its claim while the agent edits
-            if self.interrupted or self.final is not None:
-                self.interrupted = False
-                return {}
-            self.scripted_fix()
-        elif "findings" in told and "plan-remediation" in told["you_do"]:
-            self.step("plan-remediation", self.agent.loop("plan-remediation", "--path", CHANGED_FILE))
-            planned = self.agent.results[-1][1]
-            if planned["action"] == "await-approval":  # the person answers before the next heartbeat
-                self.show_summary(planned.get("approval_summary"))
-                self.approvals_due.append(planned["plan_hash"])
-                return {}
-        elif not told.get("again"):
-            self.final = f"unhandled: {told.get('you_do')}"
-            return {}
-        return self.next("next")
-
-    def ended(self, told: dict[str, Any]) -> str:
-        """How the loop ended: the evaluator's last action (done, a stop or state-inconsistency)."""
-        action = str(told.get("action") or "")
-        if action == "finish-finalization":
-            return "done"
-        return action or "stopped"

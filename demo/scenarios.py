@@ -83,7 +83,13 @@ def _overlap_after_claim(run: Any) -> None:
 
 
 def _symlink(run: Any) -> None:
-    """After validation, the planned file becomes a symlink to a file with the same content."""
+    """After validation, the planned file becomes a symlink to a file with the same content.
+
+    To stop at that moment, the agent records the person's reply and runs the
+    initial plan one operation at a time (``approve --hash``, ``execute
+    --one``) up to its validation; the ``next`` that follows resumes the plan.
+    """
+    run.record_reply()
     executed = []
     while True:
         result = run.agent.loop("execute", "--one")

@@ -1,7 +1,7 @@
 """Crash and resume: a whole loop killed at every write, then resumed as SKILL.md says.
 
 Two scenarios run through ``loop.py next`` exactly as the demo's agent runs
-them (demo/driver.py ``NextRun``: the automation tool's calls through the
+them (demo/driver.py ``Run``: the automation tool's calls through the
 simulated automation host, the person's approvals, one remediation round and
 finalization):
 
@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from demo.agent import LOOP, ROOT, Agent, Missing, Refused
-from demo.driver import NextRun
+from demo.driver import Run
 from demo.scenarios import FINDING
 from demo.stack import Stack, start
 from evaluator.canonical import parse_document
@@ -422,7 +422,7 @@ def _actions_of(result: dict[str, Any]) -> list[str]:
 
 
 @dataclass
-class CrashRun(NextRun):
+class CrashRun(Run):
     """The demo's ``next`` run, its agent a CrashAgent; a wait that never ends is cut short."""
 
     max_wakeups: int = 40
@@ -804,10 +804,6 @@ def main(argv: list[str] | None = None) -> int:
             _remove(work)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def _group_has_members(group: int) -> bool:
     """Whether any process (a zombie included) is still in process group ``group``."""
     for entry in os.listdir("/proc"):
@@ -820,3 +816,7 @@ def _group_has_members(group: int) -> bool:
         if len(fields) > 2 and fields[2] == str(group):
             return True
     return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -24,7 +24,7 @@ from demo.stack import HEAD_BRANCH, TOKEN, git
 CLAIM = re.compile(r"github-codex-pr-loop-claim ")
 
 
-def run(tmp_path, name, *, per_step=True, as_a_person=False):
+def run(tmp_path, name, *, as_a_person=False):
     out = io.StringIO()
     stack_box = {}
     original = cli.start
@@ -35,7 +35,7 @@ def run(tmp_path, name, *, per_step=True, as_a_person=False):
 
     cli.start = keep
     try:
-        result = cli.run_scenario(SCENARIOS[name], tmp_path / "run", out, per_step=per_step, as_a_person=as_a_person)
+        result = cli.run_scenario(SCENARIOS[name], tmp_path / "run", out, as_a_person=as_a_person)
     finally:
         cli.start = original
     assert TOKEN not in out.getvalue()
@@ -44,6 +44,20 @@ def run(tmp_path, name, *, per_step=True, as_a_person=False):
 
 def actions(result):
     return [(step.name, step.action) for step in result.steps if step.name.startswith(("wakeup", "plan-", "claim"))]
+
+
+def ran(result):
+    """Every loop.py command of the run, in order, with its answer; a `next` stands for the commands it ran (`did`)."""
+    commands = []
+    for command, answer in result.agent.results:
+        if command != "next":
+            commands.append((command, answer))
+            continue
+        for done in answer.get("did", []):
+            commands.append((done["command"].split()[1], done))
+        if not answer.get("ok", True):
+            commands.append((str(answer.get("refused_in", "loop.py next")).split()[1], answer))
+    return commands
 
 
 def owner_comments(stack, number):
@@ -102,8 +116,16 @@ def test_the_happy_path_reaches_done(tmp_path):
     assert len(bodies) == len(set(bodies))  # no duplicate write
     assert sum(1 for body in bodies if CLAIM.search(body)) == 3  # one claim per executed plan
     assert stack.remote_tip(HEAD_BRANCH) == pull["head"]["sha"]
-    assert stack.host.read(result.automation_id) is None  # deleted, by the last step only
-    assert [s.name for s in result.steps][-1] == "automation-delete"
+    assert stack.host.read(result.automation_id) is None  # deleted, by the last wakeup only
+    names = [(s.name, s.action) for s in result.steps]
+    deleted = names.index(("verify-automation", "deleted"))
+    assert names[deleted - 2 :] == [
+        ("execute", "delete-owned-automation"),
+        ("automation-delete", "ok"),
+        ("verify-automation", "deleted"),
+        ("end-wakeup", "ok"),
+    ]
+    assert names.index(("wakeup --continue", "finish-finalization")) < deleted - 2
 
 
 @pytest.mark.slow
@@ -118,7 +140,11 @@ def test_codex_reviewing_after_ready_for_review_is_reported_by_status_after_done
     assert_every_command_ran(result)
     assert result.final == "done"
     assert actions(result)[-1] == ("wakeup --continue", "finish-finalization")
-    assert [s.name for s in result.steps][-2:] == ["automation-delete", "status (after done)"]
+    assert [(s.name, s.action) for s in result.steps][-3:] == [
+        ("verify-automation", "deleted"),
+        ("end-wakeup", "ok"),
+        ("status (after done)", "codex-said-findings"),
+    ]
     assert stack.host.read(result.automation_id) is None
 
     (pull,) = stack.pulls()
@@ -170,11 +196,13 @@ def test_a_stop_writes_nothing_after_it(tmp_path, name):
     result, stack, _ = run(tmp_path, name)
     assert_every_command_ran(result)
     assert result.final == SCENARIOS[name].expect
-    stop_index = next(
-        i for i, (command, answer) in enumerate(result.agent.results) if answer.get("action") == result.final
-    )
-    after = [command for command, _ in result.agent.results[stop_index + 1 :]]
-    assert not {"execute", "claim", "approve", "plan-remediation", "plan-finalization"} & set(after)
+    commands = ran(result)
+    stop_index = next(i for i, (command, answer) in enumerate(commands) if answer.get("action") == result.final)
+    assert commands[stop_index][0] == "wakeup"
+    after = [command for command, _ in commands[stop_index + 1 :]]
+    # A cleanup stop deletes the automation and nothing else; an inconsistency is reported, nothing more is run.
+    cleanup = [] if result.final == "state-inconsistency" else ["automation-delete", "verify-automation", "end-wakeup"]
+    assert after == cleanup
     pulls = stack.pulls()
     assert len(pulls) == 1
     bodies = owner_comments(stack, pulls[0]["number"])
@@ -210,6 +238,8 @@ def test_the_symlink_swap_stops_before_staging(tmp_path):
     result, stack, _ = run(tmp_path, "symlink")
     assert_every_command_ran(result)
     assert result.final == "refused-execute"
+    assert [error["code"] for error in result.refusals[-1]["errors"]] == ["path-records-changed"]
+    assert result.refusals[-1]["refused_in"] == "loop.py execute"  # resumed by `next`, refused before staging
     assert stack.remote_tip(HEAD_BRANCH) is None and stack.pulls() == []  # nothing pushed, no pull request
     assert result.automation_id is None
 
@@ -221,9 +251,12 @@ def test_an_overlapping_wakeup_is_refused_and_the_left_claim_is_never_executed(t
     assert result.final == "state-inconsistency"
     second = next(step for step in result.steps if step.name == "wakeup (second)")
     assert (second.action, second.reasons) == ("refused", ["wakeup-claim-open"])
-    commands = [command for command, _ in result.agent.results]
-    claimed = commands.index("claim")
-    assert "execute" not in commands[claimed:]  # the claimed remediation was never carried out
+    commands = ran(result)
+    claimed = [command for command, _ in commands].index("claim")
+    after_claim = {operation for _, answer in commands[claimed:] for operation in answer.get("performed", [])}
+    assert after_claim <= {"edit-files"}  # the claimed remediation was never carried out: no commit, no push
+    bare = stack.world.bare_repository(*stack.repository.split("/"))
+    assert git(bare, "rev-list", "--count", f"main..{HEAD_BRANCH}") == "1"  # the initial commit only: no fix pushed
     (pull,) = stack.pulls()
     claims = [body for body in owner_comments(stack, pull["number"]) if CLAIM.search(body)]
     assert len(claims) == 1
@@ -273,8 +306,8 @@ def nexts(result):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_every_scenario_reaches_its_end_through_next(tmp_path, name):
-    """SKILL.md's way: `next`, and only the acts it hands back; every scenario ends as with the single commands."""
-    result, stack, out = run(tmp_path, name, per_step=False)
+    """SKILL.md's way: `next`, and only the acts it hands back; every scenario ends as its table row says."""
+    result, stack, out = run(tmp_path, name)
     assert_every_command_ran(result)
     assert result.final == SCENARIOS[name].expect
     assert_next_is_skill_md(result, stack)
@@ -299,7 +332,7 @@ def test_every_scenario_reaches_its_end_through_next(tmp_path, name):
 
 @pytest.mark.slow
 def test_the_happy_loop_is_at_most_twenty_commands(tmp_path):
-    result, _, _ = run(tmp_path, "happy", per_step=False)
+    result, _, _ = run(tmp_path, "happy")
     assert result.final == "done"
     again = [answer for answer in nexts(result) if answer.get("again")]  # only at a fixed --observed-at
     assert len(again) <= 1
@@ -307,10 +340,9 @@ def test_the_happy_loop_is_at_most_twenty_commands(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("per_step", [True, False], ids=["single-commands", "next"])
-def test_each_command_looks_up_the_token_once_and_shares_one_client(tmp_path, per_step):
+def test_each_command_looks_up_the_token_once_and_shares_one_client(tmp_path):
     """One GitHub session per command: however many reads and writes, gh is asked for the token at most once."""
-    result, _, _ = run(tmp_path, "busy", per_step=per_step)
+    result, _, _ = run(tmp_path, "busy")
     assert result.final == "done"
     lookups = result.agent.token_lookups
     assert len(lookups) == len(result.agent.results) and max(lookups) == 1, lookups
@@ -322,7 +354,7 @@ def test_each_command_looks_up_the_token_once_and_shares_one_client(tmp_path, pe
 def test_a_whole_loop_on_a_persons_machine_reaches_done(tmp_path):
     """The real gh found on PATH at a Homebrew-like path, logged in through hosts.yml, no token variable; the
     identity only in ~/.gitconfig. Every wakeup takes that route from the state directory."""
-    result, stack, _ = run(tmp_path, "happy", per_step=False, as_a_person=True)
+    result, stack, _ = run(tmp_path, "happy", as_a_person=True)
     assert result.final == "done"
     assert stack.person_bin is not None  # so no command named --gh (network_flags): gh was found on PATH
     setup = json.loads((Path(result.agent.state_dir) / "setup.json").read_text(encoding="utf-8"))

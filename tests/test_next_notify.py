@@ -90,7 +90,7 @@ def run_next(tmp_path, scenario):
 
     from demo import cli
 
-    return cli.run_scenario(scenario, tmp_path / "run", io.StringIO(), per_step=False)
+    return cli.run_scenario(scenario, tmp_path / "run", io.StringIO())
 
 
 @pytest.mark.slow
