@@ -10,7 +10,10 @@ the f-string templates the stale check accepts.
 
 from __future__ import annotations
 
+import ast
 import re
+
+import pytest
 
 from tests.helpers import FIXTURES, ROOT, load
 
@@ -112,3 +115,27 @@ def test_every_hands_code_names_its_next_step_in_the_message():
     # An observer's error keeps the next step it already names, not a second one.
     observed = ActError("path-records-changed", "src/app.py changed; next: restore it")
     assert observed.message.count("; next: ") == 1
+
+
+def _usage_error_classes(package: str) -> list[str]:
+    """Every class defined under ``package`` whose name says it is a usage error."""
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and "usage" in node.name.lower():
+                found.append(f"{path.relative_to(ROOT)}:{node.name}")
+    return found
+
+
+@pytest.mark.parametrize(
+    ("package", "expected"),
+    [
+        ("evaluator", ["evaluator/cli.py:UsageError"]),
+        ("observe", ["observe/errors.py:UsageError"]),
+        ("act", ["act/core/errors.py:UsageError"]),
+    ],
+)
+def test_one_usage_error_class_per_side(package, expected):
+    """Each command line has one way to say it was called wrongly (exit 2): the hands turn the
+    collector's into theirs at the one place they share its flags (act/cli.py)."""
+    assert _usage_error_classes(package) == expected
