@@ -707,7 +707,7 @@ def run_plan_remediation(ctx: Context) -> Output:
     commands = sources.commands(argvs)
     execution, record = risk.remediation_boundary(ctx.world, intent, judged.state, commands)
     manifest = recurring.remediation_manifest(
-        document,
+        judged.state,
         path_records=sources.path_records(intent.checkout, paths),
         commands=commands,
         execution=execution,
@@ -757,7 +757,7 @@ def run_plan_finalization(ctx: Context) -> Output:
     directory = ctx.state_dir()
     document = _state_input(ctx, directory)
     asked, judged = _require_action(directory, document, "plan-finalization")
-    manifest = recurring.finalization_manifest(document)
+    manifest = recurring.finalization_manifest(judged.state)
     phase = "two" if asked.reasons == ["finalization-phase-two"] else "one"
     unknowns = [unknown.as_dict() for unknown in gate_unknowns(directory, judged.state)]
     plan_summary = summary.finalization_summary(document, manifest, recurring.plan_hash(manifest), phase, unknowns)
