@@ -117,6 +117,22 @@ def test_a_detached_head_is_no_head_branch(capsys, world):
     assert (refused["errors"][0]["code"], refused["errors"][0]["path"]) == ("head-not-inferred", "/head_branch")
 
 
+@pytest.mark.parametrize(
+    "flag, value, code, pointer",
+    [
+        ("--path", "../x", "invalid-path", "/paths/0"),
+        ("--path", ".gitattributes", "invalid-path", "/paths/0"),
+        ("--head", "bad..name", "invalid-branch-name", "/head_branch"),
+    ],
+)
+def test_a_value_no_plan_can_hold_is_refused_before_the_plan_is_observed(capsys, world, flag, value, code, pointer):
+    refused = loop(capsys, world, *bare_init(world, flag, value), status=1)
+    (error,) = refused["errors"]
+    assert (error["code"], error["path"]) == (code, pointer)
+    assert f"give another {flag}" in error["message"]
+    assert not (world["tmp"] / "state" / "github-codex-pr-loop").exists()  # nothing was created
+
+
 def test_create_branch_needs_the_new_branch_named(capsys, world):
     refused = loop(capsys, world, *bare_init(world, "--create-branch"), status=2)
     assert refused["errors"][0]["code"] == "usage-error" and "--head" in refused["errors"][0]["message"]

@@ -269,6 +269,17 @@ def _asked(ctx: Context) -> Asked:
     return Asked(str(Path(given(args.checkout, "--checkout")).resolve()), title, body)
 
 
+# The flag that gives each of the intent's values (inferred ones included: a flag overrides them).
+_INTENT_FLAGS = {
+    "checkout": "--checkout",
+    "repository": "--repository",
+    "base_branch": "--base",
+    "head_branch": "--head",
+    "paths": "--path",
+    "commands": "--command",
+}
+
+
 def _intent(ctx: Context, asked: Asked, branches: inference.Branches, run_id: str) -> Intent:
     """The intent as asked; ``created_at`` is stamped again when it is written, with the plan's time."""
     args = ctx.options
@@ -296,9 +307,15 @@ def _intent(ctx: Context, asked: Asked, branches: inference.Branches, run_id: st
             "risk_acceptance": None,  # decided by run_init: the person's --accept-risk, where it is needed
         },
     )
-    if violations:  # a flag's value no plan can hold (a path or branch name): refused before anything is observed
+    if violations:  # a value no plan can hold (a path or branch name): refused before the plan is observed
         first = violations[0]
-        raise ActError(first.code, f"{first.message}; no plan is built", path=first.path)
+        flag = _INTENT_FLAGS.get(first.path.split("/")[1], "flags")
+        raise ActError(
+            first.code,
+            f"{first.message}: no plan can hold it, so none is built; give another {flag}, then run `loop.py init` "
+            "again",
+            path=first.path,
+        )
     intent: Intent = instance
     return intent
 
