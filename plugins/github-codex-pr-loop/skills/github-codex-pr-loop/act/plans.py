@@ -329,7 +329,7 @@ class ObservedInitial(NamedTuple):
 
 
 def _observe_initial(ctx: Context, intent: Intent) -> ObservedInitial:
-    """The fresh snapshot, the PR texts its digests bind, and the risk acceptance record it binds (if any)."""
+    """The initial plan's observation, fresh: at ``init``, and again when ``execute`` rebuilds the plan."""
     if intent.commit:
         _require_only_planned_changes(ctx, intent)
     acceptance = intent.risk_acceptance
