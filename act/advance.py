@@ -42,6 +42,7 @@ from act.core.jsonedge import Output
 from act.core.options import Options
 from act.core.state_models import AutomationProgress, NextAgenda, RemediationPlan, build
 from act.edge import progress
+from evaluator.models.recurring import RecurringState
 from evaluator.vocabulary import ActionName
 
 AGENDA = "next.json"
@@ -329,12 +330,12 @@ class _Advance:
     def plan_remediation(self, action: ActionName, index: int) -> Output:
         """The one plan only the agent can make, unless the person approved it and it is rebuilt unchanged."""
         pending = plans.read_pending(self.directory)
-        state = self.directory.read(statedir.STATE)
+        state = self.directory.read_model(statedir.STATE, RecurringState)
         approved = plans.recorded_approval(self.directory, ("remediation",))
         if (
             isinstance(pending, RemediationPlan)
             and pending.executed_at is None
-            and pending.request_key == state["request_key"]
+            and pending.request_key == state.request_key
             and approved == pending.plan_hash
         ):
             return self.run("plan-remediation", reuse_pending=True)
@@ -342,7 +343,7 @@ class _Advance:
         raise _Stop(
             you_do="read the findings and choose every file the fix edits; run `loop.py plan-remediation "
             f"--state-dir {self.directory.path} --path P...` (the loop's validation commands carry over)",
-            findings=plans.bound_findings(self.directory, state),
+            findings=[finding.as_dict() for finding in plans.bound_findings(self.directory, state)],
             then=f"{self.again}, unless plan-remediation answers await-approval: then show the person its "
             "approval_summary; the wakeup is over",
             notify=steps.notifies(action, "read"),

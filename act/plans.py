@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
 from act import aftermath, risk
 from act.build import initial as initial_builder
@@ -22,6 +22,7 @@ from act.build import recurring
 from act.command import HEX64, Context
 from act.core import ledger, statedir, statelock, steps, verdicts
 from act.core.errors import ActError, UsageError
+from act.core.jsonedge import Document, Output
 from act.core.options import given
 from act.core.state_models import (
     PENDING_MODELS,
@@ -29,23 +30,29 @@ from act.core.state_models import (
     AutomationProgress,
     BuiltPlan,
     FinalizationPlan,
+    Finding,
+    GateUnknown,
     InitialPlan,
     InitialTexts,
     Intent,
     PendingPlan,
     RecurringKind,
     RecurringPlan,
+    RemediationChoices,
     RemediationPlan,
     Setup,
     Wakeup,
     WakeupNotes,
     build,
+    updated,
 )
 from act.core.verdicts import ActionName, StateVerdict, last_action
-from act.edge import diff, judge, sources
+from act.edge import diff, inference, judge, sources
 from act.edge.diff import changes
 from act.text import summary, summary_diff
 from evaluator import markers
+from evaluator.models.common import validate
+from evaluator.models.recurring import RecurringState
 
 if TYPE_CHECKING:
     from act.edge.preflight import CommitIdentity  # imported by run_init: other commands need none of git
@@ -142,30 +149,47 @@ TOKEN_PERMISSIONS = {
 _SCOPE = re.compile(r"[a-z][a-z0-9:_-]{0,63}")
 
 
-def setup_preflight(ctx: Context, intent: dict[str, Any]) -> dict[str, Any]:
+class TokenAccess(NamedTuple):
+    """What the token may do on the repository (observe/github/permissions.py, ``repository_access``)."""
+
+    private: bool
+    owner_type: str
+    account_push: bool
+    scopes: list[str] | None  # None: not a classic token
+    probes: dict[str, str | list[str]]  # each probed permission: "granted", or the permission sets GitHub named
+
+
+def setup_preflight(ctx: Context, intent: Intent) -> bool:
     """The read-only checks ``init`` makes before building the plan and ``execute`` again before fetch-base.
 
     One structured error for the first problem, naming what is missing and
     what fixes it; nothing on GitHub or in the checkout changes. Returns what
-    the plan depends on: ``draft_pr`` (whether create-pr can open a draft).
+    the plan depends on: whether create-pr can open a draft (the intent's ``draft_pr``).
     """
     _require_validation_isolation(intent)
     from observe.github.permissions import repository_access
 
     with sources.observing():
-        access = repository_access(sources.github_client(ctx.world, intent["repository"]))  # raw: no cache
-    _require_token_access(intent["repository"], access)
+        found = repository_access(sources.github_client(ctx.world, intent.repository))  # raw: no cache
+    access = TokenAccess(
+        private=found["private"],
+        owner_type=found["owner_type"],
+        account_push=found["account_push"],
+        scopes=found["scopes"],
+        probes=found["probes"],
+    )
+    _require_token_access(intent.repository, access)
     # GitHub has no drafts in a private repository of a personal account (Free or Pro alike); an organization's
     # plan is not readable by its members, so there a draft is assumed possible (references/prerequisites.md).
-    return {"draft_pr": not (access["private"] and access["owner_type"] == "User")}
+    return not (access.private and access.owner_type == "User")
 
 
-def _require_validation_isolation(intent: dict[str, Any]) -> None:
+def _require_validation_isolation(intent: Intent) -> None:
     from act.edge import validation
     from act.edge.sandbox import isolation_advice
 
     # An accepted risk gives up network isolation, and the plan says so (act/risk.py).
-    if intent["commands"] and intent["risk_acceptance"] is None and not validation.network_isolation_available():
+    if intent.commands and intent.risk_acceptance is None and not validation.network_isolation_available():
         raise ActError(
             "isolation-unavailable",
             "the validation commands must run without network (unshare --net) and this machine cannot start a "
@@ -176,8 +200,8 @@ def _require_validation_isolation(intent: dict[str, Any]) -> None:
         )
 
 
-def _require_token_access(repository: str, access: dict[str, Any]) -> None:
-    if not access["account_push"]:
+def _require_token_access(repository: str, access: TokenAccess) -> None:
+    if not access.account_push:
         raise ActError(
             "github-permission-missing",
             f"the GitHub account the token belongs to cannot push to {repository} (its permissions.push is false); "
@@ -185,11 +209,11 @@ def _require_token_access(repository: str, access: dict[str, Any]) -> None:
             path="/repository",
             details={"missing": ["account-write-role"]},
         )
-    scopes = access["scopes"]
+    scopes = access.scopes
     if scopes is not None:  # a classic token: its scopes are all it may do
         scopes = [scope for scope in scopes if _SCOPE.fullmatch(scope)]
-        if "repo" not in scopes and (access["private"] or "public_repo" not in scopes):
-            needed = "repo" if access["private"] else "public_repo (or repo)"
+        if "repo" not in scopes and (access.private or "public_repo" not in scopes):
+            needed = "repo" if access.private else "public_repo (or repo)"
             raise ActError(
                 "github-permission-missing",
                 f"the classic token lacks the {needed} scope (it has: {', '.join(scopes) or 'none'}); run "
@@ -199,7 +223,7 @@ def _require_token_access(repository: str, access: dict[str, Any]) -> None:
                 details={"missing": [f"scope:{needed.split()[0]}"]},
             )
         return
-    missing = [name for name, result in access["probes"].items() if result != "granted"]
+    missing = [name for name, result in access.probes.items() if result != "granted"]
     if missing:
         named = ", ".join(f"{name}: write" for name in missing)
         grant = "; ".join(
@@ -208,7 +232,7 @@ def _require_token_access(repository: str, access: dict[str, Any]) -> None:
         raise ActError(
             "github-permission-missing",
             f"the token lacks {named} on {repository} (GitHub names "
-            f"{'; '.join(s for name in missing for s in access['probes'][name])}); give the fine-grained token "
+            f"{'; '.join(s for name in missing for s in access.probes[name])}); give the fine-grained token "
             f"{grant}, or use a classic token with the repo scope, then run `loop.py init` again",
             path="/repository",
             details={"missing": [f"{name}:write" for name in missing]},
@@ -218,7 +242,15 @@ def _require_token_access(repository: str, access: dict[str, Any]) -> None:
 # --- init ----------------------------------------------------------------------
 
 
-def _intent(ctx: Context) -> dict[str, Any]:
+class Asked(NamedTuple):
+    """What ``init``'s flags ask for beyond the branches: the checkout and the PR texts (None: a reused PR's)."""
+
+    checkout: str
+    pr_title: str | None
+    pr_body: str | None
+
+
+def _asked(ctx: Context) -> Asked:
     args = ctx.options
     title, body = _text(args.title, args.title_file, "title"), _text(args.body, args.body_file, "body")
     if args.reuse_pr is not None:
@@ -234,67 +266,109 @@ def _intent(ctx: Context) -> dict[str, Any]:
         raise UsageError("a PR title is one non-empty line")
     if not args.path:
         raise UsageError("name at least one --path the change touches")
-    return {
-        "version": 1,
-        "checkout": str(Path(given(args.checkout, "--checkout")).resolve()),
-        "repository": args.repository,
-        "base_branch": args.base,
-        "head_branch": args.head,
-        "paths": sorted(args.path),
-        "commands": command_argvs(args.command),
-        "create_branch": args.create_branch,
-        "commit": args.commit,
-        "push": args.push,
-        "mode": args.mode,
-        "pr_title": title,
-        "pr_body": body,
-        "reuse_pr_number": args.reuse_pr,
-        "risk_acceptance": None,  # decided by run_init: the person's --accept-risk, where it is needed
-    }
+    return Asked(str(Path(given(args.checkout, "--checkout")).resolve()), title, body)
 
 
-def _observe_initial(
-    ctx: Context, intent: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, str], dict[str, Any] | None]:
+# The flag that gives each of the intent's values (inferred ones included: a flag overrides them).
+_INTENT_FLAGS = {
+    "checkout": "--checkout",
+    "repository": "--repository",
+    "base_branch": "--base",
+    "head_branch": "--head",
+    "paths": "--path",
+    "commands": "--command",
+}
+
+
+def _intent(ctx: Context, asked: Asked, branches: inference.Branches, run_id: str) -> Intent:
+    """The intent as asked; ``created_at`` is stamped again when it is written, with the plan's time."""
+    args = ctx.options
+    instance, violations = validate(
+        Intent,
+        {
+            "version": 1,
+            "checkout": asked.checkout,
+            "repository": branches.repository,
+            "base_branch": branches.base_branch,
+            "head_branch": branches.head_branch,
+            "paths": sorted(args.path),
+            "commands": command_argvs(args.command),
+            "create_branch": args.create_branch,
+            "commit": args.commit,
+            "push": args.push,
+            "mode": args.mode,
+            "pr_title": asked.pr_title,
+            "pr_body": asked.pr_body,
+            "reuse_pr_number": args.reuse_pr,
+            "run_id": run_id,
+            "review_request_body_template": markers.default_review_template(run_id, 0),
+            "created_at": statedir.now_text(),
+            "draft_pr": True,  # decided by setup_preflight
+            "risk_acceptance": None,  # decided by run_init: the person's --accept-risk, where it is needed
+        },
+    )
+    if violations:  # a value no plan can hold (a path or branch name): refused before the plan is observed
+        first = violations[0]
+        flag = _INTENT_FLAGS.get(first.path.split("/")[1], "flags")
+        raise ActError(
+            first.code,
+            f"{first.message}: no plan can hold it, so none is built; give another {flag}, then run `loop.py init` "
+            "again",
+            path=first.path,
+        )
+    intent: Intent = instance
+    return intent
+
+
+class ObservedInitial(NamedTuple):
     """The fresh snapshot, the PR texts its digests bind, and the risk acceptance record it binds (if any)."""
-    if intent["commit"]:
+
+    snapshot: Document
+    texts: InitialTexts
+    record: Document | None
+
+
+def _observe_initial(ctx: Context, intent: Intent) -> ObservedInitial:
+    """The initial plan's observation, fresh: at ``init``, and again when ``execute`` rebuilds the plan."""
+    if intent.commit:
         _require_only_planned_changes(ctx, intent)
-    acceptance = intent["risk_acceptance"]
-    snapshot = sources.initial_snapshot(ctx.world, intent, explicit=acceptance is not None)
+    acceptance = intent.risk_acceptance
+    snapshot = sources.initial_snapshot(ctx.world, intent.as_dict(), explicit=acceptance is not None)
     record = None
     if acceptance is not None:
         record, snapshot["execution_boundary"] = risk.bound_record(
             snapshot["execution_boundary"],
             acceptance,
             commands=snapshot["commands"],
-            run_id=intent["run_id"],
+            run_id=intent.run_id,
             user_id=snapshot["authenticated_user_id"],
         )
     observed = snapshot["existing_pr_number"]
-    if observed != intent["reuse_pr_number"]:
+    if observed != intent.reuse_pr_number:
         if observed is None:
             raise ActError(
                 "intent-pr-mismatch",
-                f"no open PR has head branch {intent['head_branch']!r}, so #{intent['reuse_pr_number']} cannot be "
-                "reused",
+                f"no open PR has head branch {intent.head_branch!r}, so #{intent.reuse_pr_number} cannot be reused",
                 path="/reuse_pr_number",
             )
         raise ActError(
             "intent-pr-mismatch",
-            f"open PR #{observed} already has head branch {intent['head_branch']!r}; reuse it with --reuse-pr "
+            f"open PR #{observed} already has head branch {intent.head_branch!r}; reuse it with --reuse-pr "
             f"{observed} or choose another head branch",
             path="/reuse_pr_number",
         )
     if observed is not None:
-        title, body = sources.pull_request_texts(ctx.world, intent["repository"], observed)
+        title, body = sources.pull_request_texts(ctx.world, intent.repository, observed)
+    elif intent.pr_title is not None and intent.pr_body is not None:  # init requires both for a new PR
+        title, body = intent.pr_title, intent.pr_body
     else:
-        title, body = intent["pr_title"], intent["pr_body"]
-    return snapshot, {"pr_title": title, "pr_body": body}, record
+        raise ActError("state-file-invalid", "intent.json names no PR title and body for a new PR", path="/pr_title")
+    return ObservedInitial(snapshot, build(InitialTexts, {"pr_title": title, "pr_body": body}), record)
 
 
-def _require_only_planned_changes(ctx: Context, intent: dict[str, Any]) -> None:
+def _require_only_planned_changes(ctx: Context, intent: Intent) -> None:
     """A commit holds exactly the planned paths: any other change would stop it after the branch was made."""
-    outside = sources.changes_outside(ctx.world, intent["checkout"], intent["paths"])
+    outside = sources.changes_outside(ctx.world, intent.checkout, intent.paths)
     if outside:
         named = ", ".join(f"{change['path']} ({change['change']})" for change in outside[:20])
         more = f" and {len(outside) - 20} more" if len(outside) > 20 else ""
@@ -308,54 +382,60 @@ def _require_only_planned_changes(ctx: Context, intent: dict[str, Any]) -> None:
         )
 
 
-def _build_initial(intent: dict[str, Any], snapshot: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]:
+def _build_initial(intent: Intent, observed: ObservedInitial) -> Document:
     return initial_builder.initial_document(
-        snapshot,
-        run_id=intent["run_id"],
-        mode=intent["mode"],
-        pr_title=texts["pr_title"],
-        pr_body=texts["pr_body"],
-        review_template=intent["review_request_body_template"],
+        observed.snapshot,
+        run_id=intent.run_id,
+        mode=intent.mode,
+        pr_title=observed.texts.pr_title,
+        pr_body=observed.texts.pr_body,
+        review_template=intent.review_request_body_template,
     )
 
 
-def run_init(ctx: Context) -> dict[str, Any]:
+def run_init(ctx: Context) -> Output:
     if ctx.options.run_id:
         raise UsageError("init generates the run id; give no --run-id")
     from act import loops
-    from act.edge import inference, preflight
+    from act.edge import preflight
 
-    intent = _intent(ctx)
+    asked = _asked(ctx)
     warnings = loops.require_room_for_another(ctx.options.allow_many_loops)  # before anything is observed
-    inferred = inference.fill(ctx.world, intent)  # --repository, --base, --head left out: from the checkout
+    # --repository, --base, --head left out: from the checkout
+    branches, inferred = inference.fill(
+        ctx.world,
+        asked.checkout,
+        inference.Given(ctx.options.repository, ctx.options.base, ctx.options.head),
+        create_branch=ctx.options.create_branch,
+    )
     accepted = risk.parse_accepted(ctx.options.accept_risk)
     # Before anything is observed for the plan, and long before anything is written or approved.
     identity = preflight.run(
         ctx.world,
-        intent["checkout"],
-        intent["repository"],
-        intent["base_branch"],
+        asked.checkout,
+        branches.repository,
+        branches.base_branch,
         {"user.name": ctx.options.author_name, "user.email": ctx.options.author_email},
         network=not ctx.options.no_network_preflight,
     )
-    intent["risk_acceptance"] = risk.initial_acceptance(ctx.world, intent, accepted, statedir.now_text())
-    intent.update(setup_preflight(ctx, intent))  # the token's permissions, drafts, isolation
     run_id = initial_builder.new_run_id()
-    intent.update(run_id=run_id, review_request_body_template=markers.default_review_template(run_id, 0))
-    snapshot, texts, record = _observe_initial(ctx, intent)
-    document = _build_initial(intent, snapshot, texts)
-    verdict = judge.evaluate("initial", document, risk_record=record)
+    intent = _intent(ctx, asked, branches, run_id)
+    intent = updated(intent, risk_acceptance=risk.initial_acceptance(ctx.world, intent, accepted, statedir.now_text()))
+    intent = updated(intent, draft_pr=setup_preflight(ctx, intent))  # the token's permissions, drafts, isolation
+    observed = _observe_initial(ctx, intent)
+    document = _build_initial(intent, observed)
+    verdict = judge.evaluate("initial", document, risk_record=observed.record)
     judged = judge.require_accepted(verdict, "the initial document")
     path = Path(ctx.options.state_dir) if ctx.options.state_dir else statedir.default_path(run_id)
-    directory = statedir.StateDir.create(path, checkout=intent["checkout"])
+    directory = statedir.StateDir.create(path, checkout=intent.checkout)
     statelock.hold(directory.path)  # as soon as it exists: no other command reads it half written
     built_at = statedir.now_text()
-    directory.write_model(statedir.INTENT, build(Intent, {**intent, "created_at": built_at}))
+    directory.write_model(statedir.INTENT, updated(intent, created_at=built_at))
     directory.write_model(statedir.SETUP, _setup(ctx.world, identity))
     directory.write(statedir.INITIAL, document)
-    if record is not None:
-        risk.keep(directory, record)
-    directory.write_model(statedir.INITIAL_TEXTS, build(InitialTexts, texts))
+    if observed.record is not None:
+        risk.keep(directory, observed.record)
+    directory.write_model(statedir.INITIAL_TEXTS, observed.texts)
     directory.write(statedir.INITIAL_RESULT, {"validated_at": built_at, "rebuilt": False, "result": verdict.output})
     record_plan(
         directory,
@@ -364,7 +444,7 @@ def run_init(ctx: Context) -> dict[str, Any]:
             {
                 "kind": "initial",
                 "plan_hash": judged.initial_plan_hash,
-                "mode": intent["mode"],
+                "mode": intent.mode,
                 "built_at": built_at,
             },
         ),
@@ -377,24 +457,24 @@ def run_init(ctx: Context) -> dict[str, Any]:
         "operations": list(judged.operations),
         "approval_summary": summary.initial_summary(
             document,
-            texts["pr_title"],
-            texts["pr_body"],
-            _planned_diff(ctx, intent, document),
+            observed.texts.pr_title,
+            observed.texts.pr_body,
+            _planned_diff(ctx, intent.checkout, document),
             commit_identity=identity.shown(),
-            draft_pr=intent["draft_pr"],
-            risk_record=record,
+            draft_pr=intent.draft_pr,
+            risk_record=observed.record,
             inferred=inferred,
         ),
-        "next": _after_init(intent["mode"], directory),
+        "next": _after_init(intent.mode, directory),
         **({"warnings": warnings} if warnings else {}),
     }
 
 
-def _planned_diff(ctx: Context, intent: dict[str, Any], document: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+def _planned_diff(ctx: Context, checkout: str, document: Document) -> tuple[Output, Output]:
     """The change the plan binds, read again for the person: shown only if it is still the hashed one."""
     snapshot = document["initial_snapshot"]
     try:
-        diff = sources.planned_diff(ctx.world, intent["checkout"], snapshot["base_sha"])
+        diff = sources.planned_diff(ctx.world, checkout, snapshot["base_sha"])
     except ActError as error:  # the plan stands; the person is told the diff could not be shown
         return summary_diff.withheld(f"the change could not be read again ({error.code}); nothing is shown")
     return summary_diff.shown_diff(diff, snapshot["diff_sha256"], "/initial_snapshot/diff_sha256")
@@ -443,11 +523,11 @@ def _after_init(mode: str, directory: statedir.StateDir) -> str:
 def rebuild_initial(ctx: Context) -> None:
     """The stored initial plan, rebuilt from fresh observations: identical and approved, or nothing is written."""
     directory = ctx.state_dir()
-    intent = read_intent(directory).as_dict()
+    intent = read_intent(directory)
     approved_document = directory.read(statedir.INITIAL)
-    approved_texts = directory.read_model(statedir.INITIAL_TEXTS, InitialTexts).as_dict()
+    approved_texts = directory.read_model(statedir.INITIAL_TEXTS, InitialTexts)
     plan_hash = approved_document["initial_plan_hash"]
-    if intent["mode"] == "approval-gated":
+    if intent.mode == "approval-gated":
         approved = recorded_approval(directory, ("initial",))
         if approved != plan_hash:
             raise ActError(
@@ -458,17 +538,19 @@ def rebuild_initial(ctx: Context) -> None:
             )
     else:
         approved = plan_hash  # autonomous: the second validation must give the first hash
-    found_setup = setup_preflight(ctx, intent)
-    if intent["draft_pr"] and not found_setup["draft_pr"]:
+    if intent.draft_pr and not setup_preflight(ctx, intent):
         raise ActError(
             "plan-changed",
             "the repository can no longer have draft pull requests (it became private) and the plan opens a draft; "
             "no initial side effect is permitted; start over with `loop.py init`",
             path="/initial_plan_hash",
         )
-    snapshot, texts, record = _observe_initial(ctx, intent)
-    document = _build_initial(intent, snapshot, texts)
-    found = changes({"initial_document": approved_document, **approved_texts}, {"initial_document": document, **texts})
+    observed = _observe_initial(ctx, intent)
+    document = _build_initial(intent, observed)
+    found = changes(
+        {"initial_document": approved_document, **approved_texts.as_dict()},
+        {"initial_document": document, **observed.texts.as_dict()},
+    )
     if found:
         why = diff.causes(found, approved_document["initial_snapshot"]["path_records"])
         named = "; ".join(f"{c['file']}: {c['cause']}" if "file" in c else c["cause"] for c in why)
@@ -485,7 +567,7 @@ def rebuild_initial(ctx: Context) -> None:
                 "changes": found,
             },
         )
-    verdict = judge.evaluate("initial", document, approved_hash=approved, risk_record=record)
+    verdict = judge.evaluate("initial", document, approved_hash=approved, risk_record=observed.record)
     judge.require_accepted(verdict, "the rebuilt initial document")
     written = {"validated_at": statedir.now_text(), "rebuilt": True, "result": verdict.output}
     directory.write(statedir.INITIAL_RESULT, written)
@@ -494,7 +576,7 @@ def rebuild_initial(ctx: Context) -> None:
 # --- recurring plans ------------------------------------------------------------------
 
 
-def _state_input(ctx: Context, directory: statedir.StateDir) -> dict[str, Any]:
+def _state_input(ctx: Context, directory: statedir.StateDir) -> Document:
     if ctx.options.state is None:
         return directory.read(statedir.STATE)
     from evaluator.canonical import parse_document
@@ -508,11 +590,18 @@ def _state_input(ctx: Context, directory: statedir.StateDir) -> dict[str, Any]:
         raise ActError("state-file-invalid", f"--state: {error}") from None
 
 
+class JudgedState(NamedTuple):
+    """A recurring state the evaluator accepted: the document as judged, and the same state read as its model."""
+
+    document: Document
+    state: RecurringState
+
+
 def _require_action(
-    directory: statedir.StateDir, state: dict[str, Any], expected: Literal["plan-remediation", "plan-finalization"]
-) -> StateVerdict:
+    directory: statedir.StateDir, document: Document, expected: Literal["plan-remediation", "plan-finalization"]
+) -> tuple[StateVerdict, JudgedState]:
     """The evaluator must ask for this plan, on this very state, before it is built."""
-    verdict = judge.evaluate("state", state, risk_record=risk.record_for(directory, state))
+    verdict = judge.evaluate("state", document, risk_record=risk.record_for(directory, document))
     result = judge.require_accepted(verdict, "the state")
     if result.action != expected:
         raise ActError(
@@ -521,21 +610,21 @@ def _require_action(
             "built; obey that action",
             details={"evaluation": verdict.output},
         )
-    return result
+    return result, JudgedState(document, build(RecurringState, document))  # accepted: it has the model's shape
 
 
 def _finish_plan(
-    ctx: Context,
     directory: statedir.StateDir,
-    state: dict[str, Any],
-    manifest: dict[str, Any],
-    choices: dict[str, Any] | None,
-    plan_summary: dict[str, Any],
-    risk_record: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    kind = manifest["kind"]
-    approved = carried_approval(directory, state["request_key"])
-    planned = recurring.embed(state, manifest, approved_plan_hash=approved)
+    judged: JudgedState,
+    kind: RecurringKind,
+    manifest: Document,
+    choices: RemediationChoices | None,
+    plan_summary: Output,
+    risk_record: Document | None = None,
+) -> Output:
+    state = judged.state
+    approved = carried_approval(directory, state.request_key)
+    planned = recurring.embed(judged.document, manifest, approved_plan_hash=approved)
     verdict = judge.evaluate("state", planned, risk_record=risk_record)
     result = judge.require_accepted(verdict, f"the state with the {kind} plan")
     plan_hash = planned[f"{kind}_plan_hash"]
@@ -553,11 +642,11 @@ def _finish_plan(
     recorded = {
         "kind": kind,
         "plan_hash": plan_hash,
-        "mode": state["mode"],
+        "mode": state.mode,
         "built_at": statedir.now_text(),
-        "request_key": state["request_key"],
-        "wakeup_id": state["wakeup_id"],
-        **({} if choices is None else {"choices": choices}),
+        "request_key": state.request_key,
+        "wakeup_id": state.wakeup_id,
+        **({} if choices is None else {"choices": choices.as_dict()}),
         "manifest": manifest,
         "executed_at": None,
     }
@@ -565,7 +654,7 @@ def _finish_plan(
         build(RemediationPlan, recorded) if kind == "remediation" else build(FinalizationPlan, recorded)
     )
     previous = record_plan(directory, plan)
-    output: dict[str, Any] = {
+    output: Output = {
         "plan_kind": kind,
         "plan_hash": plan_hash,
         "action": result.action,
@@ -577,7 +666,7 @@ def _finish_plan(
         previous is not None
         and not isinstance(previous, InitialPlan)
         and previous.kind == kind
-        and previous.request_key == state["request_key"]
+        and previous.request_key == state.request_key
         and previous.plan_hash != plan_hash
     ):
         output["changes_since_pending"] = changes(previous.manifest.as_dict(), manifest)
@@ -600,10 +689,10 @@ def where(directory: statedir.StateDir, *, key: str | None = None, plan_hash: st
     return steps.Where(state_dir=directory.path, key=key, plan_hash=plan_hash)
 
 
-def run_plan_remediation(ctx: Context) -> dict[str, Any]:
+def run_plan_remediation(ctx: Context) -> Output:
     directory = ctx.state_dir()
     intent = read_intent(directory)
-    state = _state_input(ctx, directory)
+    document = _state_input(ctx, directory)
     args = ctx.options
     if args.no_commands and args.command:
         raise UsageError("give --command or --no-commands, not both")
@@ -631,62 +720,65 @@ def run_plan_remediation(ctx: Context) -> dict[str, Any]:
         # The loop's validation commands carry over unless replaced (--command) or dropped (--no-commands).
         argvs = [] if args.no_commands else command_argvs(args.command) if args.command else list(intent.commands)
         paths, template = sorted(args.path), None
-    _require_action(directory, state, "plan-remediation")
+    _, judged = _require_action(directory, document, "plan-remediation")
     commands = sources.commands(argvs)
-    execution, record = risk.remediation_boundary(ctx.world, intent, state, commands)
+    execution, record = risk.remediation_boundary(ctx.world, intent, judged.state, commands)
     manifest = recurring.remediation_manifest(
-        state,
+        judged.state,
         path_records=sources.path_records(intent.checkout, paths),
         commands=commands,
         execution=execution,
         template=template,
     )
-    choices = {
-        "paths": manifest["paths"],
-        "commands": argvs,
-        "review_request_body_template": manifest["review_request_body_template"],
-    }
-    findings = bound_findings(directory, state)
-    plan_summary = summary.remediation_summary(state, manifest, recurring.plan_hash(manifest), findings, record)
-    finished = _finish_plan(ctx, directory, state, manifest, choices, plan_summary, record)
+    choices = build(
+        RemediationChoices,
+        {
+            "paths": manifest["paths"],
+            "commands": argvs,
+            "review_request_body_template": manifest["review_request_body_template"],
+        },
+    )
+    findings = [finding.as_dict() for finding in bound_findings(directory, judged.state)]
+    plan_summary = summary.remediation_summary(document, manifest, recurring.plan_hash(manifest), findings, record)
+    finished = _finish_plan(directory, judged, "remediation", manifest, choices, plan_summary, record)
     return {**finished, "findings": findings}
 
 
-def _notes(directory: statedir.StateDir, state: dict[str, Any]) -> WakeupNotes | None:
+def _notes(directory: statedir.StateDir, state: RecurringState) -> WakeupNotes | None:
     """The notes stored with this very state (the same observation), if any."""
     stored = directory.read_model_optional(statedir.NOTES, WakeupNotes)
-    return stored if stored is not None and stored.observed_at == state["observed_at"] else None
+    return stored if stored is not None and stored.observed_at == state.observed_at else None
 
 
-def gate_unknowns(directory: statedir.StateDir, state: dict[str, Any]) -> list[dict[str, Any]]:
+def gate_unknowns(directory: statedir.StateDir, state: RecurringState) -> list[GateUnknown]:
     """Each rule that left a gate of this state unknown, and why."""
     stored = _notes(directory, state)
-    return [] if stored is None else [unknown.as_dict() for unknown in stored.gate_unknowns]
+    return [] if stored is None else list(stored.gate_unknowns)
 
 
-def bound_findings(directory: statedir.StateDir, state: dict[str, Any]) -> list[dict[str, Any]]:
+def bound_findings(directory: statedir.StateDir, state: RecurringState) -> list[Finding]:
     """The stored findings of this very state: same observation, each thread's digests as the state binds them."""
     stored = _notes(directory, state)
     if stored is None:
         return []
-    threads = {thread["id"]: thread for thread in state["actionable_codex_threads"]}
+    threads = {thread.id: thread for thread in state.actionable_codex_threads}
     return [
-        finding.as_dict()
+        finding
         for finding in stored.findings
         if (thread := threads.get(finding.thread_id)) is not None
-        and (thread["body_sha256"], thread["position_sha256"]) == (finding.body_sha256, finding.position_sha256)
+        and (thread.body_sha256, thread.position_sha256) == (finding.body_sha256, finding.position_sha256)
     ]
 
 
-def run_plan_finalization(ctx: Context) -> dict[str, Any]:
+def run_plan_finalization(ctx: Context) -> Output:
     directory = ctx.state_dir()
-    state = _state_input(ctx, directory)
-    asked = _require_action(directory, state, "plan-finalization")
-    manifest = recurring.finalization_manifest(state)
+    document = _state_input(ctx, directory)
+    asked, judged = _require_action(directory, document, "plan-finalization")
+    manifest = recurring.finalization_manifest(judged.state)
     phase = "two" if asked.reasons == ["finalization-phase-two"] else "one"
-    unknowns = gate_unknowns(directory, state)
-    plan_summary = summary.finalization_summary(state, manifest, recurring.plan_hash(manifest), phase, unknowns)
-    return {**_finish_plan(ctx, directory, state, manifest, None, plan_summary), "gate_unknowns": unknowns}
+    unknowns = [unknown.as_dict() for unknown in gate_unknowns(directory, judged.state)]
+    plan_summary = summary.finalization_summary(document, manifest, recurring.plan_hash(manifest), phase, unknowns)
+    return {**_finish_plan(directory, judged, "finalization", manifest, None, plan_summary), "gate_unknowns": unknowns}
 
 
 # --- approve and status ---------------------------------------------------------------
@@ -703,7 +795,7 @@ def _prefix(plan_hash: str) -> str:
     return f"hash beginning {plan_hash[:8]}"
 
 
-def run_approve(ctx: Context) -> dict[str, Any]:
+def run_approve(ctx: Context) -> Output:
     directory = ctx.state_dir()
     named = given(ctx.options.hash, "--hash")
     pending = read_pending(directory)
@@ -747,7 +839,7 @@ def run_approve(ctx: Context) -> dict[str, Any]:
     return {"approved": approval.as_dict(), "next": after}
 
 
-def outcome(directory: statedir.StateDir) -> dict[str, Any]:
+def outcome(directory: statedir.StateDir) -> Output:
     """Why the loop stands where it does and its merge gates: the last verdict's ``reasons`` and ``gates``.
 
     The gates are the verdict's where its action reports them (the end, a
@@ -755,19 +847,22 @@ def outcome(directory: statedir.StateDir) -> dict[str, Any]:
     """
     last = verdicts.read_last(directory)  # checked against its model
     reported = getattr(last, "gates", None)
-    state = directory.read_optional(statedir.STATE)
-    gates = reported.as_dict() if reported is not None else (None if state is None else state.get("gates"))
-    return {"reasons": None if last is None else list(last.reasons), "gates": gates}
+    state = directory.read_model_optional(statedir.STATE, RecurringState)
+    gates = reported if reported is not None else (None if state is None else state.gates)
+    return {
+        "reasons": None if last is None else list(last.reasons),
+        "gates": None if gates is None else gates.as_dict(),
+    }
 
 
-def run_status(ctx: Context) -> dict[str, Any]:
+def run_status(ctx: Context) -> Output:
     directory = ctx.state_dir()
     intent = directory.read_model_optional(statedir.INTENT, Intent)
     pending = read_pending(directory)
     approval = directory.read_model_optional(statedir.APPROVAL, Approval)
     wakeup = directory.read_model_optional(statedir.WAKEUP, Wakeup)
     automation = directory.read_model_optional(statedir.AUTOMATION, AutomationProgress)
-    state = directory.read_optional(statedir.STATE)
+    state = directory.read_model_optional(statedir.STATE, RecurringState)
     return {
         "state_dir": str(directory.path),
         "run_id": None if intent is None else intent.run_id,
@@ -785,8 +880,8 @@ def run_status(ctx: Context) -> dict[str, Any]:
         "automation": None if automation is None else automation.as_dict(),
         "last_action": last_action(directory),
         **outcome(directory),
-        "findings": [] if state is None else bound_findings(directory, state),
-        "gate_unknowns": [] if state is None else gate_unknowns(directory, state),
+        "findings": [] if state is None else [finding.as_dict() for finding in bound_findings(directory, state)],
+        "gate_unknowns": [] if state is None else [unknown.as_dict() for unknown in gate_unknowns(directory, state)],
         # Once the loop has finished: what Codex said since (GitHub is read only then).
         "after_finalization": aftermath.after_finalization(ctx.world, directory),
     }

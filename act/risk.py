@@ -27,15 +27,17 @@ The approval summary shows the record (act/text/summary.py). references/hands.md
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from act.core import statedir
 from act.core.errors import ActError, UsageError
+from act.core.jsonedge import Document
+from act.core.state_models import AcceptedRisk, Intent, build
 from act.edge import sources
 from act.text.summary import GIVEN_UP
 from evaluator import policy
 from evaluator.canonical import digest
+from evaluator.models.recurring import RecurringState
 
 RECORDS = "risk"  # the state directory's folder of acceptance records, one per digest
 
@@ -54,7 +56,7 @@ def parse_accepted(text: str | None) -> list[str] | None:
     return sorted(set(named))
 
 
-def unavailable_guarantees(unbound: Mapping[str, Any]) -> list[str]:
+def unavailable_guarantees(unbound: Document) -> list[str]:
     """The guarantees an explicit-form boundary lacks, as the record must name them (the evaluator's rule)."""
     from evaluator.models.plan import ExecutionBoundary
     from evaluator.rules.risk import required_guarantees
@@ -62,7 +64,7 @@ def unavailable_guarantees(unbound: Mapping[str, Any]) -> list[str]:
     return sorted(required_guarantees(ExecutionBoundary.model_validate({**unbound, "risk_acceptance_sha256": None})))
 
 
-def why_not_isolated(world: sources.World, checkout: str, repository: str, commands: Sequence[Any]) -> str | None:
+def why_not_isolated(world: sources.World, checkout: str, repository: str, commands: Sequence[object]) -> str | None:
     """Why a plan with these commands cannot have the isolated form here (an error code), or ``None``: it can."""
     from act.edge import validation
 
@@ -82,15 +84,15 @@ def _in_words(guarantees: Sequence[str]) -> str:
 
 
 def initial_acceptance(
-    world: sources.World, intent: Mapping[str, Any], accepted: list[str] | None, accepted_at: str
-) -> dict[str, Any] | None:
+    world: sources.World, intent: Intent, accepted: list[str] | None, accepted_at: str
+) -> AcceptedRisk | None:
     """At ``init``: the person's acceptance, when the isolated form cannot hold and they named exactly what it lacks.
 
     ``None`` when the isolated form holds (and then no acceptance may be given).
     Refused, before any plan exists, when it cannot hold and the person did not
     accept exactly the guarantees this checkout lacks; the error names them.
     """
-    checkout, repository, commands = intent["checkout"], intent["repository"], intent["commands"]
+    checkout, repository, commands = intent.checkout, intent.repository, intent.commands
     why = why_not_isolated(world, checkout, repository, commands)
     if why is None:
         if accepted is not None:
@@ -126,24 +128,24 @@ def initial_acceptance(
             path="/accept_risk",
             details={"unavailable_guarantees": required, "accept_with": flag},
         )
-    return {"accepted_at": accepted_at, "unavailable_guarantees": required}
+    return build(AcceptedRisk, {"accepted_at": accepted_at, "unavailable_guarantees": required})
 
 
 def bound_record(
-    unbound: Mapping[str, Any],
-    acceptance: Mapping[str, Any],
+    unbound: Document,
+    acceptance: AcceptedRisk,
     *,
-    commands: Sequence[Mapping[str, Any]],
+    commands: Sequence[Document],
     run_id: str,
     user_id: int,
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[Document, Document]:
     """The acceptance record of one plan, and its boundary bound to the record's digest.
 
     Refused (``risk-acceptance-exceeded``) when the plan gives up a guarantee
     the person did not accept.
     """
     guarantees = unavailable_guarantees(unbound)
-    beyond = sorted(set(guarantees) - set(acceptance["unavailable_guarantees"]))
+    beyond = sorted(set(guarantees) - set(acceptance.unavailable_guarantees))
     if beyond:
         raise ActError(
             "risk-acceptance-exceeded",
@@ -155,7 +157,7 @@ def bound_record(
         )
     accepted = {key: value for key, value in unbound.items() if key != "risk_acceptance_sha256"}
     record = {
-        "accepted_at": acceptance["accepted_at"],
+        "accepted_at": acceptance.accepted_at,
         "accepted_by_user_id": user_id,
         "commands": [dict(command) for command in commands],
         "execution_boundary": accepted,
@@ -169,16 +171,16 @@ def bound_record(
 
 def remediation_boundary(
     world: sources.World,
-    intent: Any,
-    state: Mapping[str, Any],
-    commands: Sequence[Mapping[str, Any]],
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    intent: Intent,
+    state: RecurringState,
+    commands: Sequence[Document],
+) -> tuple[Document, Document | None]:
     """A remediation plan's execution boundary, and its acceptance record when in the explicit form."""
-    checkout, repository = intent.checkout, state["repository"]
+    checkout, repository = intent.checkout, state.repository
     why = why_not_isolated(world, checkout, repository, commands)
     if why is None:
         return sources.execution_boundary(world, checkout, repository), None
-    acceptance = None if intent.risk_acceptance is None else intent.risk_acceptance.as_dict()
+    acceptance = intent.risk_acceptance
     if acceptance is None:
         required = unavailable_guarantees(sources.execution_boundary(world, checkout, repository, explicit=True))
         raise ActError(
@@ -199,12 +201,12 @@ def remediation_boundary(
         )
     unbound = sources.execution_boundary(world, checkout, repository, explicit=True)
     record, boundary = bound_record(
-        unbound, acceptance, commands=commands, run_id=state["run_id"], user_id=state["authenticated_user_id"]
+        unbound, acceptance, commands=commands, run_id=state.run_id, user_id=state.authenticated_user_id
     )
     return boundary, record
 
 
-def bound_digest(document: Mapping[str, Any]) -> str | None:
+def bound_digest(document: Document) -> str | None:
     """The acceptance digest a document binds: an initial document's boundary, or a state's remediation plan's."""
     if "initial_snapshot" in document:
         boundary = document["initial_snapshot"].get("execution_boundary")
@@ -214,11 +216,11 @@ def bound_digest(document: Mapping[str, Any]) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def keep(directory: statedir.StateDir, record: Mapping[str, Any]) -> None:
+def keep(directory: statedir.StateDir, record: Document) -> None:
     directory.write(f"{RECORDS}/{digest(record)}.json", record)
 
 
-def record_for(directory: statedir.StateDir, document: Mapping[str, Any]) -> dict[str, Any] | None:
+def record_for(directory: statedir.StateDir, document: Document) -> Document | None:
     """The kept record the document binds, for the evaluator to verify; none bound: ``None``.
 
     A bound record that is not kept, or no longer digests to its name, permits

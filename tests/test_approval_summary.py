@@ -19,6 +19,7 @@ from act.build import initial, recurring
 from act.text import summary, summary_diff
 from evaluator import markers
 from evaluator.canonical import digest, text_digest
+from evaluator.models.recurring import RecurringState
 from tools import samples, state_scenarios
 
 RUN_ID = "00ff" * 8
@@ -163,7 +164,7 @@ def finding(thread: dict[str, Any], text: str, *, truncated: bool = False) -> di
 
 def remediation(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     manifest = recurring.remediation_manifest(
-        state,
+        RecurringState.model_validate(state),
         path_records=[samples.path_record(p) for p in samples.DEFAULT_PATHS],
         commands=samples.DEFAULT_COMMANDS,
         execution=samples.execution_boundary(),
@@ -212,7 +213,7 @@ def test_a_finding_excerpt_is_redacted_and_bounded():
 def test_every_item_of_a_finalization_summary_is_covered_or_informational(name):
     state, _ = PLANNING[name]
     state = {**copy.deepcopy(state), "eligible_codex_threads": [samples.thread("ccc3")]}
-    manifest = recurring.finalization_manifest(state)
+    manifest = recurring.finalization_manifest(RecurringState.model_validate(state))
     shown = summary.finalization_summary(state, manifest, recurring.plan_hash(manifest), "one")
     assert check(shown, manifest) == []
     assert [t["id"] for t in shown["threads"]] == ["PRRT_kwDOccc3"] and shown["gates"] == manifest["gates"]

@@ -24,6 +24,7 @@ from act.build import recurring
 from evaluator import codex_text, markers, policy, render
 from evaluator.canonical import text_digest
 from evaluator.checks import run_prompt, run_state
+from evaluator.models.recurring import RecurringState
 from observe import cli
 from simulator.fakegithub import OWNER, PR_NUMBER, REPO, RUN_ID, TOKEN, USERS, FakeGitHub, at, fixture
 from tests import checkout_world
@@ -233,7 +234,8 @@ def test_the_next_request_says_which_findings_comments_the_round_addressed(live,
     with live.reply("issue-comment", body_for(reply, live.head)) as reply_id:
         state, result = live.wakeup()
     template = result["review_request_body_template"]
-    assert template == recurring.review_template(state)  # the hands build the plan with the same words
+    # The hands build the plan with the same words.
+    assert template == recurring.review_template(RecurringState.model_validate(state))
     assert template.splitlines() == [
         "@codex review",
         f"This round addresses the findings Codex posted as PR comments {reply_id}.",

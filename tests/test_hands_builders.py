@@ -19,6 +19,7 @@ from evaluator import markers, policy
 from evaluator.actions import WRITE_ACTIONS
 from evaluator.canonical import digest
 from evaluator.checks import run_initial, run_state
+from evaluator.models.recurring import RecurringState
 from tests.helpers import FIXTURES, examples, load
 from tools import samples, state_scenarios
 from tools.mutations import mutation_recipes
@@ -88,12 +89,12 @@ PLANNING = [
 def build_plan(state: dict, action: str) -> dict:
     if action == "plan-remediation":
         return recurring.remediation_manifest(
-            state,
+            RecurringState.model_validate(state),
             path_records=[samples.path_record(p) for p in reversed(samples.DEFAULT_PATHS)],
             commands=samples.DEFAULT_COMMANDS,
             execution=samples.execution_boundary(),
         )
-    return recurring.finalization_manifest(state)
+    return recurring.finalization_manifest(RecurringState.model_validate(state))
 
 
 def test_there_are_planning_scenarios_of_both_kinds():

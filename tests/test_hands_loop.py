@@ -114,7 +114,7 @@ def test_init_shows_the_bound_diff_and_withholds_one_read_after_the_file_changed
     assert diff["shown"] is True and diff["unified"] == read.decode().rstrip("\n").split("\n")
     (world["repo"] / "src" / "app.py").write_text("print('changed after the plan')\n")
     ctx = Context(world=sources.World(gh=str(world["gh"])), options=Options(subcommand="init"))
-    withheld, coverage = plans._planned_diff(ctx, {"checkout": str(world["repo"])}, document)
+    withheld, coverage = plans._planned_diff(ctx, str(world["repo"]), document)
     assert withheld["shown"] is False and "not the planned change" in withheld["why"] and "informational" in coverage
     assert summary_diff.shown_diff(read, bound, "/initial_snapshot/diff_sha256")[0]["shown"] is True
 

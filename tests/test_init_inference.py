@@ -117,22 +117,31 @@ def test_a_detached_head_is_no_head_branch(capsys, world):
     assert (refused["errors"][0]["code"], refused["errors"][0]["path"]) == ("head-not-inferred", "/head_branch")
 
 
+@pytest.mark.parametrize(
+    "flag, value, code, pointer",
+    [
+        ("--path", "../x", "invalid-path", "/paths/0"),
+        ("--path", ".gitattributes", "invalid-path", "/paths/0"),
+        ("--head", "bad..name", "invalid-branch-name", "/head_branch"),
+    ],
+)
+def test_a_value_no_plan_can_hold_is_refused_before_the_plan_is_observed(capsys, world, flag, value, code, pointer):
+    refused = loop(capsys, world, *bare_init(world, flag, value), status=1)
+    (error,) = refused["errors"]
+    assert (error["code"], error["path"]) == (code, pointer)
+    assert f"give another {flag}" in error["message"]
+    assert not (world["tmp"] / "state" / "github-codex-pr-loop").exists()  # nothing was created
+
+
 def test_create_branch_needs_the_new_branch_named(capsys, world):
     refused = loop(capsys, world, *bare_init(world, "--create-branch"), status=2)
     assert refused["errors"][0]["code"] == "usage-error" and "--head" in refused["errors"][0]["message"]
 
 
 def fill(world, **given) -> tuple[dict, dict]:
-    intent = {
-        "checkout": str(world["repo"]),
-        "repository": None,
-        "base_branch": None,
-        "head_branch": None,
-        "create_branch": False,
-        **given,
-    }
-    found = inference.fill(sources.World(gh=str(world["gh"])), intent)
-    return intent, found
+    named = inference.Given(**{"repository": None, "base_branch": None, "head_branch": None, **given})
+    branches, found = inference.fill(sources.World(gh=str(world["gh"])), str(world["repo"]), named, create_branch=False)
+    return branches._asdict(), found
 
 
 def test_the_head_branchs_upstream_remote_wins_over_origin(world):
@@ -180,16 +189,13 @@ def test_a_given_repository_takes_the_base_from_the_remote_pointing_at_it(world)
 
 def test_nothing_is_observed_when_every_flag_is_given(world):
     # A checkout path that is no checkout: fill never looks at it when nothing is missing.
-    intent = {
-        "checkout": "/nonexistent",
-        "repository": REPOSITORY,
-        "base_branch": "main",
-        "head_branch": "x",
-        "create_branch": True,
-    }
-    assert inference.fill(sources.World(), intent) == {}
+    given = inference.Given(repository=REPOSITORY, base_branch="main", head_branch="x")
+    assert inference.fill(sources.World(), "/nonexistent", given, create_branch=True) == (
+        inference.Branches(REPOSITORY, "main", "x"),
+        {},
+    )
     with pytest.raises(UsageError):
-        inference.fill(sources.World(), {**intent, "head_branch": None})
+        inference.fill(sources.World(), "/nonexistent", given._replace(head_branch=None), create_branch=True)
 
 
 def test_init_refuses_a_fifth_live_loop_unless_the_person_allows_it(capsys, world):

@@ -5,6 +5,10 @@ everything it binds is copied from that state; what it adds is the person's
 or agent's choice (paths, commands, the review template) and fresh
 observations made for it (path records, the execution boundary, command
 digests), which the caller passes in.
+
+The state a plan is built from is one the evaluator accepted, read through its
+model (``RecurringState``); the observed parts and the plan itself are
+documents, judged only once the plan is embedded.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from typing import Any
 
 from evaluator import markers, policy
 from evaluator.canonical import digest, text_digest
+from evaluator.models.recurring import RecurringState
 
 
-def remediation_operations(commands: Sequence[Any]) -> list[str]:
+def remediation_operations(commands: Sequence[object]) -> list[str]:
     return (
         ["edit-files"]
         + (["run-validation"] if commands else [])
@@ -25,42 +30,42 @@ def remediation_operations(commands: Sequence[Any]) -> list[str]:
     )
 
 
-def finalization_operations(state: Mapping[str, Any]) -> list[str]:
+def finalization_operations(state: RecurringState) -> list[str]:
     return (
-        (["mark-draft-ready"] if state["pr_is_draft"] else [])
-        + (["resolve-codex-threads"] if state["eligible_codex_threads"] else [])
+        (["mark-draft-ready"] if state.pr_is_draft else [])
+        + (["resolve-codex-threads"] if state.eligible_codex_threads else [])
         + ["delete-owned-automation"]
     )
 
 
-def review_template(state: Mapping[str, Any]) -> str:
+def review_template(state: RecurringState) -> str:
     """The policy's request template for the next round (`@codex review`, the findings comments this
     round addresses, and its marker)."""
     return markers.default_review_template(
-        state["run_id"], state["fix_rounds"] + 1, markers.addressed_comment_ids(state)
+        state.run_id, state.fix_rounds + 1, markers.addressed_comment_ids(state.as_dict())
     )
 
 
-def _checkpoint(state: Mapping[str, Any]) -> dict[str, Any]:
+def _checkpoint(state: RecurringState) -> dict[str, Any]:
     """What every plan copies from the request checkpoint and the run."""
     return {
-        "base_branch": state["base_branch"],
-        "base_sha": state["base_sha"],
-        "current_head_sha": state["request_head_sha"],
-        "head_branch": state["head_branch"],
+        "base_branch": state.base_branch,
+        "base_sha": state.base_sha,
+        "current_head_sha": state.request_head_sha,
+        "head_branch": state.head_branch,
         "policy_schema_version": policy.POLICY_SCHEMA_VERSION,
-        "pr_number": state["pr_number"],
-        "remote_name": state["remote_name"],
-        "repository": state["repository"],
-        "request_key": state["request_key"],
-        "responses": copy.deepcopy(state["responses"]),
-        "run_id": state["run_id"],
+        "pr_number": state.pr_number,
+        "remote_name": state.remote_name,
+        "repository": state.repository,
+        "request_key": state.request_key,
+        "responses": [response.as_dict() for response in state.responses],
+        "run_id": state.run_id,
         "version": policy.MANIFEST_VERSION,
     }
 
 
 def remediation_manifest(
-    state: Mapping[str, Any],
+    state: RecurringState,
     *,
     path_records: Sequence[Mapping[str, Any]],
     commands: Sequence[Mapping[str, Any]],
@@ -72,7 +77,7 @@ def remediation_manifest(
     template = review_template(state) if template is None else template
     manifest = {
         **_checkpoint(state),
-        "actionable_threads": copy.deepcopy(state["actionable_codex_threads"]),
+        "actionable_threads": [thread.as_dict() for thread in state.actionable_codex_threads],
         "commands": [copy.deepcopy(dict(c)) for c in commands],
         "execution": copy.deepcopy(dict(execution)),
         "kind": "remediation",
@@ -85,16 +90,16 @@ def remediation_manifest(
     return dict(sorted(manifest.items()))
 
 
-def finalization_manifest(state: Mapping[str, Any]) -> dict[str, Any]:
+def finalization_manifest(state: RecurringState) -> dict[str, Any]:
     """Phase one from a clean state, phase two from a settled one: the same derivation."""
     manifest = {
         **_checkpoint(state),
-        "eligible_threads": copy.deepcopy(state["eligible_codex_threads"]),
-        "gates": copy.deepcopy(state["gates"]),
+        "eligible_threads": [thread.as_dict() for thread in state.eligible_codex_threads],
+        "gates": state.gates.as_dict(),
         "kind": "finalization",
-        "non_codex_rooted_threads": state["non_codex_rooted_threads"],
+        "non_codex_rooted_threads": state.non_codex_rooted_threads,
         "operations": finalization_operations(state),
-        "pr_is_draft": state["pr_is_draft"],
+        "pr_is_draft": state.pr_is_draft,
     }
     return dict(sorted(manifest.items()))
 

@@ -14,7 +14,7 @@ says which were inferred.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NamedTuple
 
 from act.core.errors import ActError, UsageError
 from act.edge import sources
@@ -24,29 +24,55 @@ FLAGS = {"head_branch": "--head", "repository": "--repository", "base_branch": "
 _FALLBACK_REMOTE = "origin"
 
 
-def fill(world: sources.World, intent: dict[str, Any]) -> dict[str, str]:
-    """Put the inferred values into ``intent`` (where it has None); return what was inferred, by intent key."""
-    missing = [key for key in FLAGS if intent[key] is None]
-    if not missing:
-        return {}
-    if intent["head_branch"] is None and intent["create_branch"]:
+class Given(NamedTuple):
+    """The repository and branches as the person gave them: None where a flag was left out."""
+
+    repository: str | None
+    base_branch: str | None
+    head_branch: str | None
+
+
+class Branches(NamedTuple):
+    """The pull request's repository, base and head branch: given or inferred."""
+
+    repository: str
+    base_branch: str
+    head_branch: str
+
+
+class CheckoutFacts(NamedTuple):
+    """What the checkout says (``GitObserver.checkout_defaults``): current branch, upstreams, remotes, defaults."""
+
+    head_branch: str | None
+    upstreams: dict[str, str]
+    remotes: dict[str, list[str | None]]  # each remote's github.com repository per URL (None: names none)
+    default_branches: dict[str, str]
+
+
+def fill(world: sources.World, checkout: str, given: Given, *, create_branch: bool) -> tuple[Branches, dict[str, str]]:
+    """The branches, with what was left out taken from the checkout; and what was inferred, by intent key."""
+    if given.repository is not None and given.base_branch is not None and given.head_branch is not None:
+        return Branches(given.repository, given.base_branch, given.head_branch), {}
+    if given.head_branch is None and create_branch:
         raise UsageError("--create-branch makes a new branch: name it with --head BRANCH", path="/head_branch")
-    facts = sources.checkout_defaults(world, intent["checkout"])
+    found = sources.checkout_defaults(world, checkout)
+    facts = CheckoutFacts(found["head_branch"], found["upstreams"], found["remotes"], found["default_branches"])
     inferred: dict[str, str] = {}
-    if intent["head_branch"] is None:
-        inferred["head_branch"] = _head(facts)
-        intent["head_branch"] = inferred["head_branch"]
-    if intent["repository"] is None or intent["base_branch"] is None:
-        remote = _remote(facts, intent)
-        if intent["repository"] is None:
-            inferred["repository"] = intent["repository"] = _repository(facts, remote)
-        if intent["base_branch"] is None:
-            inferred["base_branch"] = intent["base_branch"] = _base(facts, remote)
-    return inferred
+    head = given.head_branch
+    if head is None:
+        head = inferred["head_branch"] = _head(facts)
+    repository, base = given.repository, given.base_branch
+    if repository is None or base is None:
+        remote = _remote(facts, repository, head)
+        if repository is None:
+            repository = inferred["repository"] = _repository(facts, remote)
+        if base is None:
+            base = inferred["base_branch"] = _base(facts, remote)
+    return Branches(repository, base, head), inferred
 
 
-def _head(facts: dict[str, Any]) -> str:
-    head = facts["head_branch"]
+def _head(facts: CheckoutFacts) -> str:
+    head = facts.head_branch
     if head is None:
         raise ActError(
             "head-not-inferred",
@@ -57,21 +83,21 @@ def _head(facts: dict[str, Any]) -> str:
     return str(head)
 
 
-def _remote(facts: dict[str, Any], intent: dict[str, Any]) -> str:
+def _remote(facts: CheckoutFacts, repository: str | None, head_branch: str) -> str:
     """The remote the pull request's repository and base come from."""
-    remotes: dict[str, list[str | None]] = facts["remotes"]
-    if intent["repository"] is not None:  # given: the remote is the one pointing at it
-        named = [name for name, repositories in remotes.items() if intent["repository"] in repositories]
+    remotes = facts.remotes
+    if repository is not None:  # given: the remote is the one pointing at it
+        named = [name for name, repositories in remotes.items() if repository in repositories]
         if len(named) == 1:
             return named[0]
         raise ActError(
             "base-not-inferred",
             f"{'no remote' if not named else 'remotes ' + ', '.join(sorted(named))} of the checkout "
-            f"point{'s' if not named else ''} at {intent['repository']}, so its default branch is not known; give "
+            f"point{'s' if not named else ''} at {repository}, so its default branch is not known; give "
             "--base BRANCH",
             path="/base_branch",
         )
-    upstream = facts["upstreams"].get(intent["head_branch"])
+    upstream = facts.upstreams.get(head_branch)
     if upstream is not None and upstream in remotes:
         return str(upstream)
     if _FALLBACK_REMOTE in remotes:
@@ -81,19 +107,19 @@ def _remote(facts: dict[str, Any], intent: dict[str, Any]) -> str:
     why = (
         "the checkout has no remote"
         if not remotes
-        else f"the head branch {intent['head_branch']!r} has no upstream and no remote is named origin, so any of "
+        else f"the head branch {head_branch!r} has no upstream and no remote is named origin, so any of "
         f"{', '.join(sorted(remotes))} could be meant"
     )
     raise ActError(
         "repository-not-inferred",
         f"{why}; give --repository OWNER/REPO (and --base BRANCH), or set the branch's upstream "
-        f"(git branch --set-upstream-to REMOTE/{intent['head_branch']})",
+        f"(git branch --set-upstream-to REMOTE/{head_branch})",
         path="/repository",
     )
 
 
-def _repository(facts: dict[str, Any], remote: str) -> str:
-    named = set(facts["remotes"][remote])
+def _repository(facts: CheckoutFacts, remote: str) -> str:
+    named = set(facts.remotes[remote])
     if len(named) == 1 and None not in named:
         return str(named.pop())
     why = "names no repository on github.com" if named <= {None} else "names more than one place"
@@ -105,8 +131,8 @@ def _repository(facts: dict[str, Any], remote: str) -> str:
     )
 
 
-def _base(facts: dict[str, Any], remote: str) -> str:
-    base = facts["default_branches"].get(remote)
+def _base(facts: CheckoutFacts, remote: str) -> str:
+    base = facts.default_branches.get(remote)
     if base is None:
         raise ActError(
             "base-not-inferred",
