@@ -17,10 +17,11 @@ as types (evaluator/vocabulary.py).
 printed it; the hands read it back through the same models (``read_last``).
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from act.core import statedir
 from act.core.errors import ActError
+from act.core.jsonedge import Document
 from act.core.state_models import RecurringKind
 from evaluator import policy
 from evaluator.errors import Violation
@@ -332,7 +333,7 @@ ExecutingVerdict = ExecuteRemediation | ExecuteFinalization | FinishFinalization
 # --- parsing -------------------------------------------------------------------------
 
 
-def _state_model(output: dict[str, Any]) -> type[Strict] | None:
+def _state_model(output: Document) -> type[Strict] | None:
     action = output.get("action")
     if not isinstance(action, str) or action not in STATE_VERDICTS:
         return None
@@ -341,7 +342,7 @@ def _state_model(output: dict[str, Any]) -> type[Strict] | None:
     return STATE_VERDICTS[action]
 
 
-def state_verdict(output: dict[str, Any]) -> tuple[StateVerdict | None, list[Violation]]:
+def state_verdict(output: Document) -> tuple[StateVerdict | None, list[Violation]]:
     """An accepted ``--state`` output as its action's model, or the violations that make it none."""
     model = _state_model(output)
     if model is None:
@@ -351,7 +352,7 @@ def state_verdict(output: dict[str, Any]) -> tuple[StateVerdict | None, list[Vio
     return instance, found
 
 
-def _accepted(check: CheckName, output: dict[str, Any]) -> tuple[AcceptedVerdict | None, list[Violation]]:
+def _accepted(check: CheckName, output: Document) -> tuple[AcceptedVerdict | None, list[Violation]]:
     if check == "state":
         return state_verdict(output)
     model: type[Strict] = InitialVerdict if check == "initial" else PromptVerdict
@@ -359,7 +360,7 @@ def _accepted(check: CheckName, output: dict[str, Any]) -> tuple[AcceptedVerdict
     return instance, found
 
 
-def parse(check: CheckName, status: int, output: dict[str, Any]) -> AcceptedVerdict | Rejection:
+def parse(check: CheckName, status: int, output: Document) -> AcceptedVerdict | Rejection:
     """The one output object of ``check`` as its typed verdict; ``evaluator-failed`` if it is no verdict.
 
     Exit 0 is an accepted verdict of ``check``; exit 1 or 2 a rejection of it.
