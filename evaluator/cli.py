@@ -271,5 +271,40 @@ def main(argv: list[str] | None = None) -> int:
             ),
             EXIT_USAGE,
         )
+    result, status = _fitted(check, result, status)
     _emit(result, output_format)
     return status
+
+
+def _fitted(check: str, result: dict[str, Any], status: int) -> tuple[dict[str, Any], int]:
+    """The result, if it fits its own model (evaluator/models/verdict.py) and its exit status; else an internal error.
+
+    What is printed is what the hands parse: a result that fits no model is never printed.
+    """
+    found = _violations(check, result)
+    if not found and (status == EXIT_ACCEPTED) == (result.get("ok") is True):
+        return result, status
+    where = found[0].path or "/" if found else "/ok"
+    message = f"evaluator error (its result does not fit its model at {where}); no write is permitted"
+    return _failure(check, [Violation("internal-error", "", message)]), EXIT_USAGE
+
+
+def _violations(check: str, result: dict[str, Any]) -> list[Violation]:
+    """What keeps ``result`` from being a result of ``check``: accepted if ``ok`` is true, else rejected."""
+    from .models.common import Strict, validate
+    from .models.verdict import InitialVerdict, PromptVerdict, Rejection
+
+    if result.get("check") != check:
+        return [Violation("invalid-value", "/check", f"the result is not one of --{check}")]
+    model: type[Strict] | None
+    if result.get("ok") is not True:
+        model = Rejection
+    elif check == "state":  # the --state models load the recurring ones: only a --state run imports them
+        from .models.state_verdict import state_model
+
+        model = state_model(result)
+    else:
+        model = InitialVerdict if check == "initial" else PromptVerdict
+    if model is None:
+        return [Violation("invalid-value", "/action", f"{result.get('action')!r} is not an action of the registry")]
+    return validate(model, result)[1]

@@ -149,8 +149,9 @@ def test_fixed_length_formats_are_exact_even_with_a_final_newline():
     assert not Draft202012Validator(digest).is_valid("a" * 64 + "\n")
 
 
-def test_initial_cli_path_builds_only_the_initial_document_model():
-    """Start-up (bench/README.md): pydantic is the one dependency; only the initial document's validator is built."""
+def test_initial_cli_path_builds_only_the_initial_models():
+    """Start-up (bench/README.md): pydantic is the one dependency; only the validators of the initial document and
+    of its own result (evaluator/models/verdict.py, checked before it is printed) are built."""
     fixture = FIXTURES / "initial" / "valid" / "new-pr-branch-validate-commit-push.json"
     program = (
         "import contextlib, io, sys\n"
@@ -167,7 +168,7 @@ def test_initial_cli_path_builds_only_the_initial_document_model():
     )
     completed = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert completed.returncode == 0, completed.stderr
-    assert completed.stdout.split() == ["none", "InitialDocument"]
+    assert completed.stdout.split() == ["none", "InitialDocument,InitialVerdict"]
 
 
 @pytest.mark.parametrize("module", sorted((ROOT / "evaluator" / "models").glob("*.py")), ids=lambda p: p.name)

@@ -269,3 +269,43 @@ def test_last_result_is_read_back_typed_and_refused_when_edited(tmp_path):
     with pytest.raises(ActError) as raised:
         verdicts.last_action(directory)
     assert (raised.value.code, raised.value.path) == ("state-file-invalid", "/plan_hash")
+
+
+# --- the evaluator checks its own result against the same models before printing it ----------------------
+
+
+def test_the_verdict_models_are_the_evaluator_s_own():
+    from evaluator.models import state_verdict, verdict
+
+    assert verdicts.InitialVerdict is verdict.InitialVerdict and verdicts.Rejection is verdict.Rejection
+    assert verdicts.STATE_VERDICTS is state_verdict.STATE_VERDICTS
+
+
+def test_the_evaluator_prints_a_result_that_fits_its_model_unchanged():
+    from evaluator.cli import _fitted
+
+    output = _state_output()
+    assert _fitted("state", output, 0) == (output, 0)
+    rejection = {"ok": False, "check": "prompt", "errors": [{"code": "c", "path": "", "message": "m"}]}
+    assert _fitted("prompt", rejection, 1) == (rejection, 1)
+
+
+@pytest.mark.parametrize(
+    ("check", "status", "change"),
+    [
+        ("state", 0, {"unexpected": 1}),  # an extra key
+        ("state", 0, {"action": "merge"}),  # an action the registry does not name
+        ("state", 0, {"fix_rounds": "1"}),  # a wrong type
+        ("state", 1, {}),  # an exit status that contradicts ok
+        ("initial", 0, {}),  # the result of another check
+    ],
+)
+def test_the_evaluator_never_prints_a_result_that_fits_no_model(check, status, change):
+    """A result the evaluator built wrong is an internal error (exit 2), never printed as a verdict."""
+    from evaluator.cli import EXIT_USAGE, _fitted
+
+    result, code = _fitted(check, {**_state_output(), **change}, status)
+    assert code == EXIT_USAGE and result["ok"] is False and result["check"] == check
+    assert [error["code"] for error in result["errors"]] == ["internal-error"]
+    assert result["errors"][0]["message"].endswith("; no write is permitted")
+    assert verdicts.parse(check, code, result) == verdicts.Rejection.model_validate(result)

@@ -7,13 +7,13 @@ of what changed in a rebuilt plan); it never carries a secret.
 
 from __future__ import annotations
 
-from typing import Any
+from act.core.jsonedge import Output
 
 
 class ActError(Exception):
     """Any failure that permits no write (exit 1)."""
 
-    def __init__(self, code: str, message: str, *, path: str = "", details: dict[str, Any] | None = None):
+    def __init__(self, code: str, message: str, *, path: str = "", details: Output | None = None):
         from act.core.next_steps import NEXT_STEPS
 
         if code in NEXT_STEPS and "; next: " not in message:  # an observer's error carries its own

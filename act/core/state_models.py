@@ -15,7 +15,8 @@ judged, and ``last-result.json`` is read back through the verdict models of
 act/core/verdicts.py, which use the same ``Strict`` base and validator.
 """
 
-from typing import Any, Literal, TypeVar
+from collections.abc import Mapping
+from typing import Literal, TypeVar
 
 from evaluator import policy
 from evaluator.models.common import (
@@ -309,7 +310,7 @@ class ExecutionLedger(Strict):
 Model = TypeVar("Model", bound=Strict)
 
 
-def build(model: type[Model], value: dict[str, Any]) -> Model:
+def build(model: type[Model], value: Mapping[str, object]) -> Model:
     """A model instance from values the hands made; one that does not fit is a bug, never a file."""
     instance, violations = validate(model, value)
     if violations:
@@ -318,7 +319,7 @@ def build(model: type[Model], value: dict[str, Any]) -> Model:
     return result
 
 
-def updated(instance: Model, **changes: Any) -> Model:
+def updated(instance: Model, **changes: object) -> Model:
     """A copy of ``instance`` with ``changes`` (nested models given as models), checked again."""
     plain = {name: value.as_dict() if isinstance(value, Strict) else value for name, value in changes.items()}
     return build(type(instance), {**instance.as_dict(), **plain})

@@ -25,10 +25,11 @@ import stat
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from act.core.codex import in_codex
 from act.core.errors import ActError
+from act.core.jsonedge import Document
 from evaluator.canonical import parse_document
 from evaluator.errors import Rejected
 from evaluator.models.common import Strict, validate
@@ -127,7 +128,7 @@ class StateDir:
     def exists(self, name: str) -> bool:
         return os.path.lexists(self.file(name))
 
-    def read(self, name: str) -> dict[str, Any]:
+    def read(self, name: str) -> Document:
         self.check()
         path = self.file(name)
         try:
@@ -147,7 +148,7 @@ class StateDir:
         except Rejected as error:
             raise ActError("state-file-invalid", f"{path}: {error}", path="/state_dir") from None
 
-    def read_optional(self, name: str) -> dict[str, Any] | None:
+    def read_optional(self, name: str) -> Document | None:
         return self.read(name) if self.exists(name) else None
 
     def read_model(self, name: str, model: type[Model] | dict[str, type[Model]]) -> Model:
@@ -188,7 +189,7 @@ class StateDir:
     def write_model(self, name: str, value: Strict) -> Path:
         return self.write(name, value.as_dict())
 
-    def write(self, name: str, value: Mapping[str, Any]) -> Path:
+    def write(self, name: str, value: Mapping[str, object]) -> Path:
         self.check()
         target = self.file(name)
         temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")

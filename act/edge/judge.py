@@ -27,6 +27,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 
 from act.core import verdicts
 from act.core.errors import ActError
+from act.core.jsonedge import Document
 from act.core.verdicts import CheckName, InitialVerdict, PromptVerdict, Rejection, StateVerdict
 from evaluator.canonical import canonical_bytes
 
@@ -43,7 +44,7 @@ class Verdict(Generic[Accepted]):
     """One judgement: the exit status, the output object verbatim, and the same output as its typed verdict."""
 
     status: int  # 0 accepted, 1 rejected, 2 usage or internal error
-    output: dict[str, Any]  # the evaluator's one output object, exactly as printed (for showing it, never reading it)
+    output: Document  # the evaluator's one output object, exactly as printed (for showing it, never reading it)
     parsed: Accepted | Rejection
 
     @property
@@ -68,37 +69,37 @@ def command(
 @overload
 def evaluate(
     check: Literal["initial"],
-    document: dict[str, Any],
+    document: Document,
     *,
     approved_hash: str | None = None,
     now: str | None = None,
-    risk_record: dict[str, Any] | None = None,
+    risk_record: Document | None = None,
 ) -> Verdict[InitialVerdict]: ...
 @overload
 def evaluate(
     check: Literal["prompt"],
-    document: dict[str, Any],
+    document: Document,
     *,
     approved_hash: str | None = None,
     now: str | None = None,
-    risk_record: dict[str, Any] | None = None,
+    risk_record: Document | None = None,
 ) -> Verdict[PromptVerdict]: ...
 @overload
 def evaluate(
     check: Literal["state"],
-    document: dict[str, Any],
+    document: Document,
     *,
     approved_hash: str | None = None,
     now: str | None = None,
-    risk_record: dict[str, Any] | None = None,
+    risk_record: Document | None = None,
 ) -> Verdict[StateVerdict]: ...
 def evaluate(
     check: CheckName,
-    document: dict[str, Any],
+    document: Document,
     *,
     approved_hash: str | None = None,
     now: str | None = None,
-    risk_record: dict[str, Any] | None = None,
+    risk_record: Document | None = None,
 ) -> Verdict[Any]:
     """``evaluate_state.py --<check> - [--approved-hash HEX] [--now TS] [--risk-acceptance PATH]`` on ``document``.
 

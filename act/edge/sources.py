@@ -16,9 +16,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from act.core.errors import ActError, UsageError
+from act.core.jsonedge import Document
+from act.core.state_models import Finding, GateUnknown, build
 from observe.network import Network
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -26,8 +28,11 @@ DEFAULT_API_URL = "https://api.github.com"
 ROUTE_FLAGS = ("gh", "api_url", "https_proxy", "ca_file", "registry")
 
 if TYPE_CHECKING:
+    from act.core.statedir import StateDir
+    from observe.collect import Settings
     from observe.github.client import GitHubClient
     from observe.github.connect import GitHubSession
+    from observe.registry import Observation
 
 
 @dataclass
@@ -55,7 +60,7 @@ class World:
     # The command's one GitHub session (observe/github/connect.py), made at first use; loop.py closes it.
     session: GitHubSession | None = None
 
-    def bind(self, directory: Any) -> None:
+    def bind(self, directory: StateDir) -> None:
         """Take the route and identity of the loop in ``directory`` (its setup.json), if it has one."""
         from act.core import statedir
         from act.core.state_models import Setup
@@ -102,7 +107,7 @@ class World:
             )
         return self.session
 
-    def settings(self) -> Any:
+    def settings(self) -> Settings:
         """The collector's settings for one observation."""
         from evaluator.formats import parse_timestamp
         from observe.collect import Settings
@@ -138,7 +143,7 @@ def observing() -> Iterator[None]:
         raise ActError(error.code, error.message) from None
 
 
-def initial_snapshot(world: World, intent: dict[str, Any], *, explicit: bool = False) -> dict[str, Any]:
+def initial_snapshot(world: World, intent: dict[str, Any], *, explicit: bool = False) -> Document:
     """The collector's initial snapshot for the intent's checkout, branches, paths and commands.
 
     ``explicit``: its execution boundary in the explicit-risk-acceptance form, not yet bound (act/risk.py).
@@ -181,7 +186,7 @@ def pull_request_texts(world: World, repository: str, number: int) -> tuple[str,
 
 def execution_boundary(
     world: World, checkout: str, repository: str, *, risk_acceptance_sha256: str | None = None, explicit: bool = False
-) -> dict[str, Any]:
+) -> Document:
     """The isolated form; with a digest the explicit form bound to it; ``explicit`` alone: not yet bound."""
     from observe import collect
 
@@ -195,7 +200,8 @@ def execution_boundary(
         )
 
 
-def path_records(checkout: str, paths: Sequence[str]) -> list[dict[str, Any]]:
+def path_records(checkout: str, paths: Sequence[str]) -> list[Document]:
+    """Each planned path's record, as the snapshot or manifest binds it."""
     from observe.git.observer import path_records as observe_records
 
     with observing():
@@ -231,7 +237,7 @@ def planned_diff(world: World, checkout: str, base_sha: str) -> bytes:
         return collect.git_observer(world.settings(), stack, checkout).diff_bytes(base_sha)
 
 
-def commands(argvs: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
+def commands(argvs: Sequence[Sequence[str]]) -> list[Document]:
     """``{argv, definition_sha256}`` for each command, in execution order."""
     from observe.git.observer import command_definition_sha256
 
@@ -239,14 +245,21 @@ def commands(argvs: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
         return [{"argv": list(argv), "definition_sha256": command_definition_sha256(list(argv))} for argv in argvs]
 
 
+class Notes(TypedDict):
+    """What is read beside a wakeup state (no plan binds it): wakeup-notes.json's lists."""
+
+    findings: list[Finding]
+    gate_unknowns: list[GateUnknown]
+
+
 def wakeup_state(
-    world: World, checkout: str, bootstrap_snapshot: dict[str, Any], wakeup_id: str, approved_plan_hash: str | None
-) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    world: World, checkout: str, bootstrap_snapshot: Document, wakeup_id: str, approved_plan_hash: str | None
+) -> tuple[Document, Notes]:
     """The wakeup's state, and its notes: findings and gate unknowns (observe/collect.py)."""
     from observe import collect
 
     with observing():
-        return collect.wakeup_with_notes(
+        state, notes = collect.wakeup_with_notes(
             world.settings(),
             bootstrap_snapshot=bootstrap_snapshot,
             checkout=checkout,
@@ -254,9 +267,11 @@ def wakeup_state(
             registry=world.registry,
             approved_plan_hash=approved_plan_hash,
         )
+    findings = [build(Finding, finding) for finding in notes["findings"]]
+    return state, {"findings": findings, "gate_unknowns": [build(GateUnknown, u) for u in notes["gate_unknowns"]]}
 
 
-def report_state(world: World, repository: str, pr_number: int, run_id: str) -> dict[str, Any]:
+def report_state(world: World, repository: str, pr_number: int, run_id: str) -> Document:
     """The collector's report-only state of the loop's pull request: GitHub alone."""
     from observe import collect
 
@@ -264,9 +279,7 @@ def report_state(world: World, repository: str, pr_number: int, run_id: str) -> 
         return collect.report(world.settings(), repository=repository, pr_number=pr_number, run_id=run_id)
 
 
-def prompt_document(
-    world: World, initial_path: Path, pr_number: int, automation_id: str, checkout: str
-) -> dict[str, Any]:
+def prompt_document(world: World, initial_path: Path, pr_number: int, automation_id: str, checkout: str) -> Document:
     from observe import collect
 
     with observing():
@@ -280,7 +293,7 @@ def prompt_document(
         )
 
 
-def registry(world: World) -> list[Any]:
+def registry(world: World) -> list[Observation]:
     """Every automation in the registry, as observed (records plus the in-memory prompt)."""
     from observe.registry import read_registry
 

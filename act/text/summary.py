@@ -27,13 +27,17 @@ plan's manifest itself, pointer ""):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+from act.core.jsonedge import Document, Output
+from act.core.state_models import Finding, GateUnknown, build
 from act.text import summary_diff
 from evaluator import codex_text, markers, policy
 from evaluator.canonical import digest, text_digest
+from evaluator.models.initial import InitialDocument
+from evaluator.models.recurring import RecurringState
 
-Coverage = dict[str, Any]
+# Each value shown, and its ``coverage`` entry (the module's docstring): both are what the command prints.
+Shown = dict[str, tuple[object, Output]]
 
 # What each guarantee means to the person who accepts to run without it.
 GIVEN_UP = {
@@ -48,15 +52,15 @@ GIVEN_UP = {
 }
 
 
-def _at(pointer: str | list[str] | dict[str, str]) -> Coverage:
+def _at(pointer: str | list[str] | dict[str, str]) -> Output:
     return {"covered_by": pointer}
 
 
-def _words(pointer: str) -> Coverage:
+def _words(pointer: str) -> Output:
     return {"covered_by": pointer, "shown": "in words"}
 
 
-def _informational(why: str) -> Coverage:
+def _informational(why: str) -> Output:
     return {"informational": why}
 
 
@@ -72,17 +76,13 @@ def how_to_approve(mode: str, plan_hash: str) -> str:
     )
 
 
-def _execution(boundary: Mapping[str, Any], at: str) -> tuple[dict[str, Any], Coverage]:
-    shown = {
-        "isolation": boundary["isolation"],
-        "git_profile": boundary["git"]["profile"],
-        "risk_acceptance_sha256": boundary["risk_acceptance_sha256"],
-    }
+def _execution(isolation: str, git_profile: str, risk_acceptance_sha256: str | None, at: str) -> tuple[Output, Output]:
+    shown = {"isolation": isolation, "git_profile": git_profile, "risk_acceptance_sha256": risk_acceptance_sha256}
     pointers = {"isolation": f"{at}/isolation", "git_profile": f"{at}/git/profile"}
     return shown, _at({**pointers, "risk_acceptance_sha256": f"{at}/risk_acceptance_sha256"})
 
 
-def _risk(record: Mapping[str, Any] | None, at: str) -> dict[str, tuple[Any, Coverage]]:
+def _risk(record: Document | None, at: str) -> Shown:
     """What the person accepted to run without (act/risk.py), in words and as the record the plan binds."""
     if record is None:
         return {}
@@ -97,46 +97,54 @@ def _risk(record: Mapping[str, Any] | None, at: str) -> dict[str, tuple[Any, Cov
     }
 
 
-def _commands(commands: Sequence[Mapping[str, Any]], at: str) -> tuple[list[list[str]], Coverage]:
-    return [list(c["argv"]) for c in commands], _at([f"{at}/{i}/argv" for i in range(len(commands))])
+def _commands(argvs: Sequence[Sequence[str]], at: str) -> tuple[list[list[str]], Output]:
+    return [list(argv) for argv in argvs], _at([f"{at}/{i}/argv" for i in range(len(argvs))])
 
 
 def initial_summary(
-    document: Mapping[str, Any],
+    document: Document,
     pr_title: str,
     pr_body: str,
-    diff: tuple[dict[str, Any], Coverage],
+    diff: tuple[Output, Output],
     *,
     commit_identity: str | None = None,
     draft_pr: bool = True,
-    risk_record: Mapping[str, Any] | None = None,
+    risk_record: Document | None = None,
     inferred: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+) -> Output:
     """``diff``: the planned change as ``summary_diff`` shows it (or withholds it); ``commit_identity``: who
     every commit of the loop is by (the preflight found it; no digest binds it); ``draft_pr`` false: the
     repository has no drafts, so the new PR is ready for review from the start; ``inferred``: the repository,
-    base or head init took from the checkout (act/edge/inference.py), shown as such."""
-    snapshot, manifest = document["initial_snapshot"], document["initial_manifest"]
-    reuse = snapshot["existing_pr_number"]
+    base or head init took from the checkout (act/edge/inference.py), shown as such. ``document`` is the
+    initial document the evaluator accepted, read through its model."""
+    judged = build(InitialDocument, document)
+    snapshot, manifest = judged.initial_snapshot, judged.initial_manifest
+    reuse = snapshot.existing_pr_number
     created = (
         "create a new pull request"
         if draft_pr
         else "create a new pull request, ready for review (this repository cannot have drafts, so finalization "
         "has none to mark ready)"
     )
-    commands, commands_coverage = _commands(snapshot["commands"], "/initial_snapshot/commands")
-    execution, execution_coverage = _execution(snapshot["execution_boundary"], "/initial_snapshot/execution_boundary")
-    shown: dict[str, tuple[Any, Coverage]] = {
+    commands, commands_coverage = _commands([c.argv for c in snapshot.commands], "/initial_snapshot/commands")
+    boundary = snapshot.execution_boundary
+    execution, execution_coverage = _execution(
+        boundary.isolation,
+        boundary.git.profile,
+        boundary.risk_acceptance_sha256,
+        "/initial_snapshot/execution_boundary",
+    )
+    shown: Shown = {
         "plan_kind": ("initial", _at("/initial_manifest/kind")),
-        "plan_hash": (document["initial_plan_hash"], {"digest_of": "/initial_manifest"}),
-        "mode": (manifest["mode"], _at("/initial_manifest/mode")),
-        "operations": (list(manifest["operations"]), _at("/initial_manifest/operations")),
-        "repository": (snapshot["repository"], _at("/initial_snapshot/repository")),
-        "remote_name": (snapshot["remote_name"], _at("/initial_snapshot/remote_name")),
-        "base_branch": (snapshot["base_branch"], _at("/initial_snapshot/base_branch")),
-        "base_sha": (snapshot["base_sha"], _at("/initial_snapshot/base_sha")),
-        "head_branch": (snapshot["head_branch"], _at("/initial_snapshot/head_branch")),
-        "head_sha": (snapshot["current_head_sha"], _at("/initial_snapshot/current_head_sha")),
+        "plan_hash": (judged.initial_plan_hash, {"digest_of": "/initial_manifest"}),
+        "mode": (manifest.mode, _at("/initial_manifest/mode")),
+        "operations": (list(manifest.operations), _at("/initial_manifest/operations")),
+        "repository": (snapshot.repository, _at("/initial_snapshot/repository")),
+        "remote_name": (snapshot.remote_name, _at("/initial_snapshot/remote_name")),
+        "base_branch": (snapshot.base_branch, _at("/initial_snapshot/base_branch")),
+        "base_sha": (snapshot.base_sha, _at("/initial_snapshot/base_sha")),
+        "head_branch": (snapshot.head_branch, _at("/initial_snapshot/head_branch")),
+        "head_sha": (snapshot.current_head_sha, _at("/initial_snapshot/current_head_sha")),
         **_inferred(inferred),
         "pull_request": (
             f"reuse #{reuse} (title and body unchanged)" if reuse is not None else created,
@@ -148,12 +156,12 @@ def initial_summary(
         ),
         "pr_title": (pr_title, {"covered_by": "/initial_manifest/pr_title_sha256", "sha256": text_digest(pr_title)}),
         "pr_body": (pr_body, {"covered_by": "/initial_manifest/pr_body_sha256", "sha256": text_digest(pr_body)}),
-        "paths": (list(snapshot["paths"]), _at("/initial_snapshot/paths")),
+        "paths": (list(snapshot.paths), _at("/initial_snapshot/paths")),
         "diff": diff,
         "commands": (commands, commands_coverage),
         "commit_identity": (commit_identity, _informational("the author of the loop's commits; no digest binds it")),
         "review_request_text": (
-            manifest["review_request_body_template"],
+            manifest.review_request_body_template,
             _at("/initial_manifest/review_request_body_template"),
         ),
         "review_request_note": (
@@ -169,12 +177,12 @@ def initial_summary(
             "evaluator renders its prompt",
             _words("/initial_snapshot/heartbeat_rrule"),
         ),
-        "how_to_approve": (how_to_approve(manifest["mode"], document["initial_plan_hash"]), _HOW_TO_APPROVE),
+        "how_to_approve": (how_to_approve(manifest.mode, judged.initial_plan_hash), _HOW_TO_APPROVE),
     }
     return _covered(shown)
 
 
-def _inferred(inferred: Mapping[str, str] | None) -> dict[str, tuple[Any, Coverage]]:
+def _inferred(inferred: Mapping[str, str] | None) -> Shown:
     """Which of the repository, base and head no flag gave: their values are the ones above, bound like the rest."""
     if not inferred:
         return {}
@@ -185,7 +193,7 @@ def _inferred(inferred: Mapping[str, str] | None) -> dict[str, tuple[Any, Covera
     return {"inferred_from_checkout": (dict(inferred), _informational(why))}
 
 
-def _covered(shown: Mapping[str, tuple[Any, Coverage]]) -> dict[str, Any]:
+def _covered(shown: Shown) -> Output:
     """The values, and beside them one ``coverage`` entry per key: nothing is shown without one."""
     return {**{key: value for key, (value, _) in shown.items()}, "coverage": {k: c for k, (_, c) in shown.items()}}
 
@@ -195,20 +203,27 @@ REPLY_FORM = "Addressed in {final_head}.\n{marker}"
 
 
 def remediation_summary(
-    state: Mapping[str, Any],
-    manifest: Mapping[str, Any],
+    state: Document,
+    manifest: Document,
     plan_hash: str,
-    findings: Sequence[Mapping[str, Any]] = (),
-    risk_record: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """``findings``: what Codex wrote on each thread; shown only where its digest is the one the plan binds;
-    ``risk_record``: the acceptance record the plan's explicit-form boundary binds."""
-    round_number = state["fix_rounds"] + 1
-    said = {(finding["thread_id"], finding["body_sha256"], finding["position_sha256"]): finding for finding in findings}
-    commands, commands_coverage = _commands(manifest["commands"], "/commands")
-    execution, execution_coverage = _execution(manifest["execution"], "/execution")
+    findings: Sequence[Mapping[str, object]] = (),
+    risk_record: Document | None = None,
+) -> Output:
+    """``state``: the state the evaluator accepted (read through its model); ``manifest``: the plan built from it,
+    not yet judged (so read as the document it is); ``findings``: what Codex wrote on each thread (wakeup notes),
+    shown only where its digest is the one the plan binds; ``risk_record``: the acceptance record the plan's
+    explicit-form boundary binds."""
+    judged = build(RecurringState, state)
+    round_number = judged.fix_rounds + 1
+    read = [build(Finding, finding) for finding in findings]
+    said = {(finding.thread_id, finding.body_sha256, finding.position_sha256): finding for finding in read}
+    commands, commands_coverage = _commands([c["argv"] for c in manifest["commands"]], "/commands")
+    boundary = manifest["execution"]
+    execution, execution_coverage = _execution(
+        boundary["isolation"], boundary["git"]["profile"], boundary["risk_acceptance_sha256"], "/execution"
+    )
     replies = "/operations/" + str(manifest["operations"].index("reply-to-codex-threads"))
-    marker = markers.reply_marker(state["run_id"], round_number)
+    marker = markers.reply_marker(judged.run_id, round_number)
     threads = [
         _covered(
             {
@@ -228,13 +243,13 @@ def remediation_summary(
         )
         for i, t in enumerate(manifest["actionable_threads"])
     ]
-    shown: dict[str, tuple[Any, Coverage]] = {
+    shown: Shown = {
         "plan_kind": ("remediation", _at("/kind")),
         "plan_hash": (plan_hash, {"digest_of": ""}),
-        "mode": (state["mode"], _informational("the loop's mode, from the state the plan is embedded in")),
+        "mode": (judged.mode, _informational("the loop's mode, from the state the plan is embedded in")),
         "operations": (list(manifest["operations"]), _at("/operations")),
         "repository": (manifest["repository"], _at("/repository")),
-        "pull_request": (state["pr_url"], _words("/pr_number")),
+        "pull_request": (judged.pr_url, _words("/pr_number")),
         "remote_name": (manifest["remote_name"], _at("/remote_name")),
         "base_branch": (manifest["base_branch"], _at("/base_branch")),
         "base_sha": (manifest["base_sha"], _at("/base_sha")),
@@ -257,7 +272,7 @@ def remediation_summary(
         "gates": (None, _informational("a remediation plan checks no merge gate")),
         "execution": (execution, execution_coverage),
         **_risk(risk_record, "/execution"),
-        "how_to_approve": (how_to_approve(state["mode"], plan_hash), _HOW_TO_APPROVE),
+        "how_to_approve": (how_to_approve(judged.mode, plan_hash), _HOW_TO_APPROVE),
     }
     return _covered(shown)
 
@@ -265,23 +280,23 @@ def remediation_summary(
 FINDING_SHOWN = 300  # characters of a finding in the summary; `findings` in the output holds up to 2,000
 
 
-def _finding(finding: Mapping[str, Any] | None, index: int) -> dict[str, tuple[Any, Coverage]]:
+def _finding(finding: Finding | None, index: int) -> Shown:
     """Where and what Codex found: shown as covered only when the text read is the very body the plan binds."""
     at = f"/actionable_threads/{index}"
     if finding is None:
         return {"finding": ("(text not observed in this wakeup)", _informational("no text was read with this state"))}
-    lines = finding["line"] if finding["start_line"] is None else f"{finding['start_line']}-{finding['line']}"
+    lines = finding.line if finding.start_line is None else f"{finding.start_line}-{finding.line}"
     position = _informational(f"read with the text; the plan binds the position by digest, {at}/position_sha256")
     # The stored text is the body after redacting known tokens, cut at 2,000 characters: only when neither
     # changed it does its digest prove it is the body the plan binds.
-    whole = not finding["truncated"] and text_digest(finding["text"]) == finding["body_sha256"]
-    text = finding_excerpt(finding["text"]) + ("..." if finding["truncated"] else "")
+    whole = not finding.truncated and text_digest(finding.text) == finding.body_sha256
+    text = finding_excerpt(finding.text) + ("..." if finding.truncated else "")
     return {
-        "where": (f"{finding['path']}:{lines}", position),
-        "priority": (finding["priority"], position),
+        "where": (f"{finding.path}:{lines}", position),
+        "priority": (finding.priority, position),
         "finding": (
             text,
-            {"covered_by": f"{at}/body_sha256", "sha256": finding["body_sha256"], "shown": "excerpt"}
+            {"covered_by": f"{at}/body_sha256", "sha256": finding.body_sha256, "shown": "excerpt"}
             if whole
             else _informational(
                 f"an excerpt of Codex's text as observed with this state (cut or redacted when read, so its digest "
@@ -301,16 +316,19 @@ def finding_excerpt(text: str) -> str:
 
 
 def finalization_summary(
-    state: Mapping[str, Any],
-    manifest: Mapping[str, Any],
+    state: Document,
+    manifest: Document,
     plan_hash: str,
     phase: str,
-    gate_unknowns: Sequence[Mapping[str, Any]] = (),
-) -> dict[str, Any]:
+    gate_unknowns: Sequence[Mapping[str, object]] = (),
+) -> Output:
     """``phase`` is "one" (the evaluator said codex-clean) or "two" (finalization-phase-two).
 
-    ``gate_unknowns`` is informational: the plan binds the gates, not why one is unknown.
+    ``state`` is the accepted state (read through its model), ``manifest`` the plan not yet judged.
+    ``gate_unknowns`` is informational (wakeup notes): the plan binds the gates, not why one is unknown.
     """
+    judged = build(RecurringState, state)
+    unknowns = [build(GateUnknown, unknown) for unknown in gate_unknowns]
     operations = list(manifest["operations"])
     resolves = (
         "/operations/" + str(operations.index("resolve-codex-threads"))
@@ -321,7 +339,7 @@ def finalization_summary(
         _covered({"id": (t["id"], _at(f"/eligible_threads/{i}/id")), "do": ("resolve", _words(resolves))})
         for i, t in enumerate(manifest["eligible_threads"])
     ]
-    shown: dict[str, tuple[Any, Coverage]] = {
+    shown: Shown = {
         "plan_kind": ("finalization", _at("/kind")),
         "plan_hash": (plan_hash, {"digest_of": ""}),
         "phase": (
@@ -330,10 +348,10 @@ def finalization_summary(
             else "one: the GitHub operations; the deletion needs a second plan",
             _informational("the evaluator's reason for asking for this plan"),
         ),
-        "mode": (state["mode"], _informational("the loop's mode, from the state the plan is embedded in")),
+        "mode": (judged.mode, _informational("the loop's mode, from the state the plan is embedded in")),
         "operations": (operations, _at("/operations")),
         "repository": (manifest["repository"], _at("/repository")),
-        "pull_request": (state["pr_url"], _words("/pr_number")),
+        "pull_request": (judged.pr_url, _words("/pr_number")),
         "base_branch": (manifest["base_branch"], _at("/base_branch")),
         "base_sha": (manifest["base_sha"], _at("/base_sha")),
         "head_branch": (manifest["head_branch"], _at("/head_branch")),
@@ -344,20 +362,20 @@ def finalization_summary(
         "non_codex_rooted_threads": (manifest["non_codex_rooted_threads"], _at("/non_codex_rooted_threads")),
         "gates": (dict(manifest["gates"]), _at("/gates")),
         "gates_unknown_because": (
-            [f"{u['gate']}: {u['rule']} ({u['reason']}; informational, not bound by the hash)" for u in gate_unknowns],
+            [f"{u.gate}: {u.rule} ({u.reason}; informational, not bound by the hash)" for u in unknowns],
             _informational("why a gate is unknown, read with the state; the plan binds the gates"),
         ),
         "automation_to_delete": (
-            state["owned_automation_id"],
+            judged.owned_automation_id,
             _informational("the loop's own automation, as its state records it"),
         ),
         "merge": ("never: merging stays yours", _informational("policy: the loop never merges")),
-        "how_to_approve": (how_to_approve(state["mode"], plan_hash), _HOW_TO_APPROVE),
+        "how_to_approve": (how_to_approve(judged.mode, plan_hash), _HOW_TO_APPROVE),
     }
     return _covered(shown)
 
 
-def text(summary: Mapping[str, Any]) -> str:
+def text(summary: Output) -> str:
     """The summary as lines for people: informational items say so, and the hash stands once, on its own line."""
     coverage = summary.get("coverage", {})
     lines = [f"Plan ({summary['plan_kind']}), {summary['mode']}"]
@@ -391,7 +409,7 @@ def text(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _diff_lines(diff: Mapping[str, Any]) -> list[str]:
+def _diff_lines(diff: Output) -> list[str]:
     if not diff["shown"]:
         return [f"  diff (informational): {diff['why']}"]
     files = f"{diff['files']} file" + ("" if diff["files"] == 1 else "s")
@@ -404,7 +422,7 @@ def _diff_lines(diff: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _item_lines(item: Any) -> list[str]:
+def _item_lines(item: object) -> list[str]:
     """A list element: a dict's first value leads, each other shown key follows on its own line."""
     if isinstance(item, list):
         return [f"    - {' '.join(item)}"]

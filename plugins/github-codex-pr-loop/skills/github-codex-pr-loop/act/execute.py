@@ -273,7 +273,7 @@ def _run_validation(job: Job, entry: dict[str, Any]) -> str:
     results = run_commands(
         source["commands"], job.checkout, boundary["isolation"], job.directory.file(f"validation/{job.plan_hash}")
     )
-    entry["facts"]["validation"] = results
+    entry["facts"]["validation"] = [run.as_dict() for run in results]
     return "passed"
 
 

@@ -224,8 +224,8 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
         "embedded_plan_hash": None if embedded is None else embedded.plan_hash,
         "action": result.action,
         "reasons": list(result.reasons),
-        "findings": notes["findings"],
-        "gate_unknowns": notes["gate_unknowns"],
+        "findings": [finding.as_dict() for finding in notes["findings"]],
+        "gate_unknowns": [unknown.as_dict() for unknown in notes["gate_unknowns"]],
         "evaluation": verdict.output,
         "next": _next(result, directory, key),
     }

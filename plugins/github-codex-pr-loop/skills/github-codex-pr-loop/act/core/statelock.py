@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 from act.core.errors import ActError
 
@@ -138,7 +138,15 @@ def _write_holder(descriptor: int) -> None:
     os.pwrite(descriptor, data, 0)
 
 
-def read_holder(descriptor: int) -> dict[str, Any] | None:
+class Holder(NamedTuple):
+    """Who the lock file says holds the state directory."""
+
+    pid: int
+    command: str
+    since: str
+
+
+def read_holder(descriptor: int) -> Holder | None:
     """The holder the lock file names, checked field by field; None when it names none readably."""
     try:
         value = json.loads(os.pread(descriptor, _HOLDER_BYTES, 0).decode("ascii"))
@@ -151,7 +159,7 @@ def read_holder(descriptor: int) -> dict[str, Any] | None:
         return None
     if not _COMMAND.fullmatch(name) or not _SINCE.fullmatch(since):
         return None
-    return {"pid": pid, "command": name, "since": since}
+    return Holder(pid, name, since)
 
 
 def _alive(pid: int) -> bool:
@@ -166,10 +174,10 @@ def _alive(pid: int) -> bool:
 
 def _busy(descriptor: int, path: str) -> ActError:
     holder = read_holder(descriptor)
-    if holder is not None and not _alive(holder["pid"]):
+    if holder is not None and not _alive(holder.pid):
         holder = None  # the file names an earlier, finished holder: a reader holds it now, and names none
     named = (
-        f"`loop.py {holder['command']}` (pid {holder['pid']}, since {holder['since']})"
+        f"`loop.py {holder.command}` (pid {holder.pid}, since {holder.since})"
         if holder is not None
         else "another command (it has not yet said which)"
     )
@@ -177,5 +185,5 @@ def _busy(descriptor: int, path: str) -> ActError:
         "loop-busy",
         f"{named} holds this loop's state directory ({path}); after {WAIT_SECONDS:g} s of waiting nothing was written",
         path="/state_dir",
-        details={"holder": holder},
+        details={"holder": None if holder is None else holder._asdict()},
     )

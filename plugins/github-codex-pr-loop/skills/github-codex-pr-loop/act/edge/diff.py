@@ -8,22 +8,39 @@ side's value.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
+from act.core.jsonedge import Document
 from evaluator.errors import pointer
 
 LIMIT = 200  # more changes than this are summarized, not listed
 
 
-def changes(old: Any, new: Any) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
+class Change(TypedDict):
+    """One changed value, as printed: its pointer, and the old or the new value, or both (JSON values)."""
+
+    path: str
+    old: NotRequired[object]
+    new: NotRequired[object]
+    note: NotRequired[str]  # the last item of a list cut at ``LIMIT``: how many more there were
+
+
+class Cause(TypedDict):
+    """What a change means for the person, and the planned file it concerns when there is one."""
+
+    cause: str
+    file: NotRequired[str]
+
+
+def changes(old: object, new: object) -> list[Change]:
+    found: list[Change] = []
     _walk(old, new, (), found)
     if len(found) > LIMIT:
         return found[:LIMIT] + [{"path": "", "note": f"{len(found) - LIMIT} more changes not listed"}]
     return found
 
 
-def _walk(old: Any, new: Any, path: tuple, found: list[dict[str, Any]]) -> None:
+def _walk(old: object, new: object, path: tuple[str | int, ...], found: list[Change]) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
         for key in sorted(set(old) | set(new)):
             if key not in new:
@@ -64,15 +81,15 @@ CAUSES = {
 }
 
 
-def causes(found: list[dict[str, Any]], approved_records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def causes(found: list[Change], approved_records: list[Document]) -> list[Cause]:
     """Each change explained once: what changed, and the planned file it concerns when there is one."""
-    explained: list[dict[str, Any]] = []
+    explained: list[Cause] = []
     for change in found:
         parts = change["path"].split("/")
         key = next((part for part in reversed(parts) if part in CAUSES), None)
         if key is None and "execution_boundary" in parts:
             key = "execution_boundary"
-        entry: dict[str, Any] = {"cause": CAUSES.get(key or "", f"{change['path']} changed")}
+        entry: Cause = {"cause": CAUSES.get(key or "", f"{change['path']} changed")}
         if "path_records" in parts:
             index = parts[parts.index("path_records") + 1]
             if index.isdigit() and int(index) < len(approved_records):

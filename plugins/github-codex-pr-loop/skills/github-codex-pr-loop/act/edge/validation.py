@@ -31,9 +31,11 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 from act.core.errors import ActError
+from act.core.jsonedge import Document
+from act.core.state_models import ValidationRun
 from act.edge import progress
 from evaluator import policy
 
@@ -62,15 +64,25 @@ def network_isolation_available() -> bool:
     return completed.returncode == 0
 
 
+class Ran(NamedTuple):
+    """One command's end: its exit status (-9 when the time limit ended it) and both streams."""
+
+    exit_status: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+
+
 def run_commands(
-    commands: Sequence[dict[str, Any]],
+    commands: Sequence[Document],
     checkout: str,
     isolation: str,
     output_dir: Path,
     *,
     timeout: float = TIMEOUT_SECONDS,
-) -> list[dict[str, Any]]:
-    """Run every command in order; each result is kept; the first failure stops with ``validation-failed``."""
+) -> list[ValidationRun]:
+    """Run every command in order (the plan's ``commands``); each result is kept; the first failure stops with
+    ``validation-failed``."""
     isolated = isolation == policy.ISOLATED
     if isolated and not network_isolation_available():
         from act.edge.sandbox import isolation_advice
@@ -84,28 +96,35 @@ def run_commands(
             path="/execution_boundary/isolation",
         )
     output_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    results = []
+    results: list[ValidationRun] = []
     for index, command in enumerate(commands):
-        progress.say(f"run-validation: command {index + 1} of {len(commands)} ({os.path.basename(command['argv'][0])})")
-        result = _run_one(list(command["argv"]), checkout, isolated, timeout)
-        for stream in ("stdout", "stderr"):
+        argv: list[str] = list(command["argv"])
+        progress.say(f"run-validation: command {index + 1} of {len(commands)} ({os.path.basename(argv[0])})")
+        ran = _run_one(argv, checkout, isolated, timeout)
+        for stream, data in (("stdout", ran.stdout), ("stderr", ran.stderr)):
             path = output_dir / f"{index}.{stream}"
-            path.write_bytes(result.pop(stream))
+            path.write_bytes(data)
             path.chmod(0o600)
-        result.update(index=index, argv=list(command["argv"]), network_namespace=isolated)
+        result = ValidationRun(
+            exit_status=ran.exit_status,
+            timed_out=ran.timed_out,
+            index=index,
+            argv=argv,
+            network_namespace=isolated,
+        )
         results.append(result)
-        if result["exit_status"] != 0:
+        if result.exit_status != 0:
             raise ActError(
                 "validation-failed",
-                f"validation command {index} ({command['argv'][0]}) ended with {result['exit_status']}; "
+                f"validation command {index} ({argv[0]}) ended with {result.exit_status}; "
                 f"its output is in {output_dir}; nothing more is done",
                 path=f"/commands/{index}",
-                details={"validation": results},
+                details={"validation": [run.as_dict() for run in results]},
             )
     return results
 
 
-def _run_one(argv: list[str], checkout: str, isolated: bool, timeout: float) -> dict[str, Any]:
+def _run_one(argv: list[str], checkout: str, isolated: bool, timeout: float) -> Ran:
     scratch = tempfile.mkdtemp(prefix="loop-validation-")
     home, tmp = os.path.join(scratch, "home"), os.path.join(scratch, "tmp")
     os.mkdir(home, 0o700)
@@ -124,12 +143,7 @@ def _run_one(argv: list[str], checkout: str, isolated: bool, timeout: float) -> 
         )
     except OSError as error:
         shutil.rmtree(scratch, ignore_errors=True)
-        return {
-            "exit_status": 127,
-            "stdout": b"",
-            "stderr": f"cannot start: {error.strerror}\n".encode(),
-            "timed_out": False,
-        }
+        return Ran(127, b"", f"cannot start: {error.strerror}\n".encode(), False)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
         timed_out = False
@@ -139,9 +153,4 @@ def _run_one(argv: list[str], checkout: str, isolated: bool, timeout: float) -> 
         timed_out = True
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return {
-        "exit_status": -9 if timed_out else process.returncode,
-        "stdout": stdout,
-        "stderr": stderr,
-        "timed_out": timed_out,
-    }
+    return Ran(-9 if timed_out else process.returncode, stdout, stderr, timed_out)
