@@ -21,11 +21,13 @@ prints (pause-requested, activate-requested).
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 from act.command import Context
 from act.core import ledger, statedir, steps, verdicts
 from act.core.errors import ActError, UsageError
+from act.core.jsonedge import Document, Output
 from act.core.state_models import AutomationProgress, AutomationStage, build, updated
 from act.core.verdicts import DELETES_AUTOMATION, ActionName
 from act.edge import judge, sources
@@ -33,10 +35,13 @@ from act.plans import read_intent, read_pending, where
 from evaluator import markers, policy
 from evaluator.canonical import text_digest
 
+if TYPE_CHECKING:
+    from observe.registry import AutomationRecord
+
 INERT_PROMPT = "Inert github-codex-pr-loop stub; do nothing."
 
 
-def create_payload(key: str) -> dict[str, Any]:
+def create_payload(key: str) -> Document:
     return {
         "mode": "create",
         "kind": "heartbeat",
@@ -48,11 +53,11 @@ def create_payload(key: str) -> dict[str, Any]:
     }
 
 
-def update_payload(automation_id: str, **changes: str) -> dict[str, Any]:
+def update_payload(automation_id: str, **changes: str) -> Document:
     return {"mode": "update", "id": automation_id, **changes}
 
 
-def delete_payload(automation_id: str) -> dict[str, Any]:
+def delete_payload(automation_id: str) -> Document:
     return {"mode": "delete", "id": automation_id}
 
 
@@ -74,7 +79,7 @@ def _save(
     directory: statedir.StateDir,
     record: AutomationProgress,
     stage: AutomationStage,
-    payload: dict[str, Any] | None = None,
+    payload: Document | None = None,
 ) -> AutomationProgress:
     """The stage reached; with the payload it asks for, in the same write (the hand-off is durable first)."""
     reached = {"stage": stage, "at": statedir.now_text()}
@@ -85,13 +90,13 @@ def _save(
     return record
 
 
-def pending_payload(record: AutomationProgress) -> dict[str, Any] | None:
+def pending_payload(record: AutomationProgress) -> Document | None:
     """The payload the recorded stage asked for, exactly as it was printed; None when none is pending."""
     if record.payload is not None:
-        loaded: dict[str, Any] = json.loads(record.payload)  # key order kept: printed again byte for byte
+        loaded: Document = json.loads(record.payload)  # key order kept: printed again byte for byte
         return loaded
     # A record from before payloads were kept: the payloads that depend on nothing else are rebuilt.
-    rebuilt: dict[AutomationStage, Any] = {
+    rebuilt: dict[AutomationStage, Callable[[], Document]] = {
         "create-requested": lambda: create_payload(record.key),
         "pause-requested": lambda: update_payload(_known_id(record), status="PAUSED"),
         "activate-requested": lambda: update_payload(_known_id(record), status="ACTIVE"),
@@ -100,7 +105,7 @@ def pending_payload(record: AutomationProgress) -> dict[str, Any] | None:
     return rebuilt[record.stage]() if record.stage in rebuilt else None
 
 
-def _again(directory: statedir.StateDir, record: AutomationProgress, payload: dict[str, Any]) -> dict[str, Any]:
+def _again(directory: statedir.StateDir, record: AutomationProgress, payload: Document) -> Output:
     """A hand-off whose effect the registry does not show yet: its payload again, unchanged."""
     verify = f"`loop.py verify-automation --state-dir {directory.path}" + (
         " --id ID` with the automationId it answers" if payload["mode"] == "create" else "`"
@@ -126,7 +131,7 @@ def _require_stage(record: AutomationProgress, *stages: AutomationStage) -> None
 # --- automation-create ---------------------------------------------------------------------
 
 
-def run_create(ctx: Context) -> dict[str, Any]:
+def run_create(ctx: Context) -> Output:
     directory = ctx.state_dir()
     intent = read_intent(directory)
     pr_number = ctx.options.pr if ctx.options.pr is not None else intent.reuse_pr_number
@@ -162,7 +167,7 @@ def run_create(ctx: Context) -> dict[str, Any]:
     return _create_answer(directory, key, payload)
 
 
-def _create_answer(directory: statedir.StateDir, key: str, payload: dict[str, Any]) -> dict[str, Any]:
+def _create_answer(directory: statedir.StateDir, key: str, payload: Document) -> Output:
     return {
         "automation_key": key,
         "payload": payload,
@@ -174,7 +179,7 @@ def _create_answer(directory: statedir.StateDir, key: str, payload: dict[str, An
     }
 
 
-def _create_again(ctx: Context, directory: statedir.StateDir, record: AutomationProgress) -> dict[str, Any]:
+def _create_again(ctx: Context, directory: statedir.StateDir, record: AutomationProgress) -> Output:
     """The create was requested before: printed again while the registry shows no automation with the key."""
     if _observe(ctx, record):  # its effect is there: verify reads the id from the registry
         return {
@@ -190,7 +195,7 @@ def _create_again(ctx: Context, directory: statedir.StateDir, record: Automation
 # --- automation-prompt ---------------------------------------------------------------------
 
 
-def run_prompt(ctx: Context) -> dict[str, Any]:
+def run_prompt(ctx: Context) -> Output:
     directory = ctx.state_dir()
     intent = read_intent(directory)
     record = _record(directory)
@@ -239,7 +244,7 @@ def _prompt_next(directory: statedir.StateDir) -> str:
 # --- automation-delete ---------------------------------------------------------------------
 
 
-def run_delete(ctx: Context) -> dict[str, Any]:
+def run_delete(ctx: Context) -> Output:
     directory = ctx.state_dir()
     record = _record(directory)
     last = verdicts.read_last(directory)
@@ -285,32 +290,37 @@ def _known_id(record: AutomationProgress) -> str:
     return record.id
 
 
-def _observe(ctx: Context, record: AutomationProgress) -> list[dict[str, Any]]:
+def _observe(ctx: Context, record: AutomationProgress) -> list[AutomationRecord]:
+    """The registry's entries this loop owns, as the collector reads them (observe/registry.py)."""
     from observe.registry import owned_automations
 
     with sources.observing():
-        return [dict(r) for r in owned_automations(ctx.world.registry_root(), record.key)]
+        return owned_automations(ctx.world.registry_root(), record.key)
+
+
+class Difference(NamedTuple):
+    """One field of the observed automation that is not what was requested."""
+
+    field: str
+    expected: str | None
+    observed: str | None
 
 
 def _differences(
-    observed: dict[str, Any], record: AutomationProgress, *, status: str, prompt_sha256: str | None
-) -> list[dict[str, Any]]:
-    expected = {
-        "id": record.id,
-        "name": record.key,
-        "rrule": policy.HEARTBEAT_RRULE,
-        "status": status,
-        "prompt_sha256": prompt_sha256,
-        "problem": None,
-    }
-    return [
-        {"field": name, "expected": value, "observed": observed.get(name)}
-        for name, value in expected.items()
-        if observed.get(name) != value
-    ]
+    observed: AutomationRecord, record: AutomationProgress, *, status: str, prompt_sha256: str | None
+) -> list[Difference]:
+    compared = (
+        Difference("id", record.id, observed["id"]),
+        Difference("name", record.key, observed["name"]),
+        Difference("rrule", policy.HEARTBEAT_RRULE, observed["rrule"]),
+        Difference("status", status, observed["status"]),
+        Difference("prompt_sha256", prompt_sha256, observed["prompt_sha256"]),
+        Difference("problem", None, observed["problem"]),
+    )
+    return [difference for difference in compared if difference.observed != difference.expected]
 
 
-def run_verify(ctx: Context) -> dict[str, Any]:
+def run_verify(ctx: Context) -> Output:
     directory = ctx.state_dir()
     record = _record(directory)
     given = ctx.options.automation_id
@@ -340,9 +350,7 @@ def run_verify(ctx: Context) -> dict[str, Any]:
     raise ActError("automation-stage-mismatch", f"nothing to verify at stage {record.stage}", path="/automation/stage")
 
 
-def _verify_deleted(
-    directory: statedir.StateDir, record: AutomationProgress, owned: list[dict[str, Any]]
-) -> dict[str, Any]:
+def _verify_deleted(directory: statedir.StateDir, record: AutomationProgress, owned: list[AutomationRecord]) -> Output:
     if not owned:  # verified once, or again after a crash: the automation is gone either way
         if record.stage == "delete-requested":
             _save(directory, record, "deleted")
@@ -361,7 +369,7 @@ def _verify_deleted(
     )
 
 
-def _verify_stub(directory: statedir.StateDir, record: AutomationProgress, observed: dict[str, Any]) -> dict[str, Any]:
+def _verify_stub(directory: statedir.StateDir, record: AutomationProgress, observed: AutomationRecord) -> Output:
     automation_id = _known_id(record)
     if observed["status"] == "ACTIVE" and not _differences(
         observed, record, status="ACTIVE", prompt_sha256=record.inert_prompt_sha256
@@ -387,9 +395,7 @@ def _verify_stub(directory: statedir.StateDir, record: AutomationProgress, obser
     }
 
 
-def _verify_prompt(
-    directory: statedir.StateDir, record: AutomationProgress, observed: dict[str, Any]
-) -> dict[str, Any]:
+def _verify_prompt(directory: statedir.StateDir, record: AutomationProgress, observed: AutomationRecord) -> Output:
     inert = record.inert_prompt_sha256
     if record.stage == "prompt-requested" and not _differences(observed, record, status="PAUSED", prompt_sha256=inert):
         return _again(directory, record, _pending(record))  # the stub as it was: the prompt not updated yet
@@ -405,9 +411,7 @@ def _verify_prompt(
     }
 
 
-def _verify_active(
-    directory: statedir.StateDir, record: AutomationProgress, observed: dict[str, Any]
-) -> dict[str, Any]:
+def _verify_active(directory: statedir.StateDir, record: AutomationProgress, observed: AutomationRecord) -> Output:
     rendered = record.rendered_prompt_sha256
     if record.stage == "activate-requested" and not _differences(
         observed, record, status="PAUSED", prompt_sha256=rendered
@@ -433,7 +437,7 @@ def _verify_active(
     }
 
 
-def _pending(record: AutomationProgress) -> dict[str, Any]:
+def _pending(record: AutomationProgress) -> Document:
     payload = pending_payload(record)
     if payload is None:  # a *-requested stage saved without its payload: the file was edited
         raise ActError(
@@ -445,7 +449,7 @@ def _pending(record: AutomationProgress) -> dict[str, Any]:
     return payload
 
 
-def _not_unique(expected: str, owned: list[dict[str, Any]]) -> ActError:
+def _not_unique(expected: str, owned: list[AutomationRecord]) -> ActError:
     return ActError(
         "automation-not-unique",
         f"expected exactly automation {expected} with this loop's key, found {[r['id'] for r in owned]}; "
@@ -455,14 +459,14 @@ def _not_unique(expected: str, owned: list[dict[str, Any]]) -> ActError:
 
 
 def _require_clean(
-    observed: dict[str, Any], record: AutomationProgress, *, status: str, prompt_sha256: str | None
+    observed: AutomationRecord, record: AutomationProgress, *, status: str, prompt_sha256: str | None
 ) -> None:
     found = _differences(observed, record, status=status, prompt_sha256=prompt_sha256)
     if found:
-        fields = ", ".join(d["field"] for d in found)
+        fields = ", ".join(difference.field for difference in found)
         raise ActError(
             "automation-drift",
             f"the automation differs from what was requested ({fields}); do not activate or continue; tell the person "
             "(a running loop reports state-inconsistency on its next wakeup)",
-            details={"differences": found},
+            details={"differences": [difference._asdict() for difference in found]},
         )

@@ -11,16 +11,22 @@ the Codex threads and the merge gates for the person.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from act.command import Context
 from act.core.errors import UsageError
+from act.core.jsonedge import Output
 from act.core.options import given
 from act.edge import sources
 from evaluator import codex_text, policy
 from evaluator.formats import REPOSITORY
 from evaluator.head_report import About, Item, ItemForm, head_verdict
 from observe.collect import FINDING_TEXT_LIMIT, finding_texts
+
+if TYPE_CHECKING:
+    from observe.github.observation import PullRequestObservation
+    from observe.github.pull_request import PullRequestSnapshot
 
 # How a summary row's status and an issue comment's form read as report items.
 _ROW_FORMS: dict[str, ItemForm] = {"running": "running", "completed": "completed", "failed": "failed"}
@@ -34,7 +40,7 @@ _COMMENT_FORMS: dict[str, ItemForm] = {
 NO_RUN = "0" * 32
 
 
-def run_report(context: Context) -> dict[str, Any]:
+def run_report(context: Context) -> Output:
     from observe.github.pull_request import fetch_snapshot, normalize_snapshot
 
     args = context.options
@@ -59,7 +65,7 @@ def _about(head: str, named: set[str]) -> About:
     return "head" if any(head.startswith(sha) for sha in named) else "other"
 
 
-def codex_items(snapshot: Any, head: str) -> list[Item]:
+def codex_items(snapshot: PullRequestSnapshot, head: str) -> list[Item]:
     """Every trusted Codex item of the pull request, with its form and the commit it is about."""
     from observe.github import codex_signals
 
@@ -100,42 +106,61 @@ def codex_items(snapshot: Any, head: str) -> list[Item]:
     return items
 
 
-def _comment_finding(comment: dict[str, Any], head: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Finding:
+    """One finding the report lists: an open Codex thread's, or one Codex posted as a plain PR comment."""
+
+    source: str  # "thread" or "issue-comment"
+    id: str
+    path: str | None
+    start_line: int | None
+    line: int | None
+    priority: str | None
+    text: str
+    truncated: bool
+
+
+def _comment_finding(comment_id: str, body: str, head: str) -> Finding:
     """A finding Codex posted as a plain PR comment: where its permalink points (at the head), its badge, its text."""
-    body = comment.get("body") or ""
     text = codex_text.normalise(body)
     badge = policy.CODEX_PRIORITY.search(text)
     link = next((m for m in policy.CODEX_BLOB_PERMALINK_LINES.finditer(body) if m.group("sha") == head), None)
     start = int(link.group("start")) if link and link.group("start") else None
     end = int(link.group("end")) if link and link.group("end") else start
-    return {
-        "source": "issue-comment",
-        "id": str(comment["id"]),
-        "path": link.group("path") if link else None,
-        "start_line": start,
-        "line": end,
-        "priority": badge.group(1).upper() if badge else None,
-        "text": body[:FINDING_TEXT_LIMIT],
-        "truncated": len(body) > FINDING_TEXT_LIMIT,
-    }
+    return Finding(
+        source="issue-comment",
+        id=comment_id,
+        path=link.group("path") if link else None,
+        start_line=start,
+        line=end,
+        priority=badge.group(1).upper() if badge else None,
+        text=body[:FINDING_TEXT_LIMIT],
+        truncated=len(body) > FINDING_TEXT_LIMIT,
+    )
 
 
-def build(snapshot: Any, observation: Any, secrets: list[str]) -> dict[str, Any]:
+def build(snapshot: PullRequestSnapshot, observation: PullRequestObservation, secrets: list[str]) -> Output:
     pull = observation["pull_request"]
     head = pull["head_sha"]
     codex_threads = [thread for thread in observation["threads"] if thread["root_is_codex"]]
     open_threads = [thread for thread in codex_threads if not thread["is_resolved"]]
     verdict, evidence = head_verdict(codex_items(snapshot, head), len(open_threads))
     findings = [
-        {"source": "thread", "id": finding.pop("thread_id"), **finding}
-        for finding in finding_texts(open_threads, secrets)
+        Finding(
+            "thread",
+            found["thread_id"],
+            found["path"],
+            found["start_line"],
+            found["line"],
+            found["priority"],
+            found["text"],
+            found["truncated"],
+        )
+        for found in finding_texts(open_threads, secrets)
     ]
-    for key in ("body_sha256", "position_sha256"):
-        for finding in findings:
-            finding.pop(key, None)
-    comments = {str(comment["id"]): comment for comment in snapshot.issue_comments}
+    bodies = {str(comment["id"]): comment.get("body") or "" for comment in snapshot.issue_comments}
     findings += [
-        _comment_finding(comments[item.id], head)
+        _comment_finding(item.id, bodies[item.id], head)
         for item in evidence
         if item.form == "findings" and item.source == "issue-comment"
     ]
@@ -151,7 +176,7 @@ def build(snapshot: Any, observation: Any, secrets: list[str]) -> dict[str, Any]
             {"source": item.source, "id": item.id, "at": item.at, "form": item.form, "kind": item.kind}
             for item in evidence
         ],
-        "findings": findings,
+        "findings": [asdict(finding) for finding in findings],
         "codex_threads": [
             {
                 "id": thread["thread"]["id"],
@@ -171,7 +196,7 @@ def build(snapshot: Any, observation: Any, secrets: list[str]) -> dict[str, Any]
     }
 
 
-def text(result: dict[str, Any]) -> str:
+def text(result: Output) -> str:
     """For people: the verdict, each finding with where it is, the threads and the gates."""
     lines = [
         f"pull request: {result['pr_url']} ({result['pr_state']}{', draft' if result['pr_is_draft'] else ''})",

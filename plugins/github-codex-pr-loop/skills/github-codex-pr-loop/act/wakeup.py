@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 from act import risk
 from act.build import recurring
 from act.command import Context
 from act.core import statedir, steps
 from act.core.errors import ActError, UsageError
+from act.core.jsonedge import Document, Output
 from act.core.ledger import current_wakeup, end_wakeup, read_wakeup, record_claim, record_executed, start_wakeup
 from act.core.options import given
 from act.core.state_models import InitialPlan, RecurringPlan, RemediationPlan, Wakeup, WakeupNotes, build, updated
@@ -44,7 +44,7 @@ _LINE_ONE, _KEY_PREFIX, _CHECKPOINT_PREFIX = (
 # --- the prompt ----------------------------------------------------------------------------
 
 
-def checkpoint_from_prompt(text: str) -> tuple[str, dict[str, Any]]:
+def checkpoint_from_prompt(text: str) -> tuple[str, Document]:
     """(loop key, bootstrap snapshot) from a rendered prompt, which must be exactly its own rendering."""
     lines = text.split("\n")
     if (
@@ -159,10 +159,10 @@ def _claim_posted_before_a_crash(ctx: Context, directory: statedir.StateDir) -> 
     body = last.claim_comment_body
     if f" plan={pending.plan_hash} " not in body or f" wakeup={current.wakeup_id} " not in body:
         return None
-    manifest = pending.manifest.as_dict()
+    repository = pending.manifest.repository
     with sources.observing():
-        github = GitHubWriter(sources.github_client(ctx.world, manifest["repository"]), manifest["repository"])
-        found = github.comments_by(manifest["pr_number"], github.user_id(), body.strip())
+        github = GitHubWriter(sources.github_client(ctx.world, repository), repository)
+        found = github.comments_by(pending.manifest.pr_number, github.user_id(), body.strip())
     if len(found) != 1 or found[0].get("body") != body:
         return None  # none posted (or not exactly one): a fresh wakeup, and `claim` speaks for itself
     return record_claim(directory, current.wakeup_id, pending.plan_hash, last.plan_kind, found[0]["id"])
@@ -171,7 +171,7 @@ def _claim_posted_before_a_crash(ctx: Context, directory: statedir.StateDir) -> 
 # --- the commands -------------------------------------------------------------------------
 
 
-def run_wakeup(ctx: Context) -> dict[str, Any]:
+def run_wakeup(ctx: Context) -> Output:
     key, boot = checkpoint_from_prompt(_prompt_text(ctx))
     run_id = boot["state"]["run_id"]
     directory = ctx.state_dir(run_id)
@@ -193,17 +193,17 @@ def run_wakeup(ctx: Context) -> dict[str, Any]:
     state["approved_plan_hash"] = approved  # spent once a new request has begun
     embedded = claimed_pending_plan(directory, record) if continued else None
     if embedded is not None:
-        manifest = embedded.manifest.as_dict()
         boundary = (
             sources.execution_boundary(
                 ctx.world,
                 intent.checkout,
                 state["repository"],
-                risk_acceptance_sha256=manifest["execution"]["risk_acceptance_sha256"],  # the plan's own form
+                risk_acceptance_sha256=embedded.manifest.execution.risk_acceptance_sha256,  # the plan's own form
             )
             if isinstance(embedded, RemediationPlan)
             else None
         )
+        manifest = embedded.manifest.as_dict()  # embedded in the state as it was judged
         state = recurring.embed(state, manifest, approved_plan_hash=approved, execution_boundary=boundary)
     verdict = judge.evaluate("state", state, risk_record=risk.record_for(directory, state))
     if not verdict.accepted:  # a rejected state justifies nothing: it is not stored
@@ -249,7 +249,7 @@ def _next(result: StateVerdict, directory: statedir.StateDir, key: str) -> str:
     return steps.row(action, here)
 
 
-def run_end_wakeup(ctx: Context) -> dict[str, Any]:
+def run_end_wakeup(ctx: Context) -> Output:
     directory = ctx.state_dir()
     ended = end_wakeup(directory, ctx.options.reason)
     return {"wakeup": None if ended is None else ended.as_dict()}
@@ -264,7 +264,7 @@ def _pending_hash(directory: statedir.StateDir, plan_hash: str) -> str:
     return plan_hash
 
 
-def run_record_claim(ctx: Context) -> dict[str, Any]:
+def run_record_claim(ctx: Context) -> Output:
     if ctx.options.comment_id is not None and ctx.options.comment_id <= 0:
         raise UsageError("--comment-id takes the posted comment's positive id")
     directory = ctx.state_dir()
@@ -274,7 +274,7 @@ def run_record_claim(ctx: Context) -> dict[str, Any]:
     return {"wakeup": record.as_dict(), "next": steps.after("claim-plan", "claim", where(directory))}
 
 
-def run_record_executed(ctx: Context) -> dict[str, Any]:
+def run_record_executed(ctx: Context) -> Output:
     directory = ctx.state_dir()
     plan_hash = _pending_hash(directory, given(ctx.options.plan_hash, "--plan-hash"))
     if plan_hash not in {claim.plan_hash for claim in current_wakeup(directory).claims}:
