@@ -333,7 +333,7 @@ def _observe_initial(ctx: Context, intent: Intent) -> ObservedInitial:
     if intent.commit:
         _require_only_planned_changes(ctx, intent)
     acceptance = intent.risk_acceptance
-    snapshot = sources.initial_snapshot(ctx.world, intent.as_dict(), explicit=acceptance is not None)
+    snapshot = sources.initial_snapshot(ctx.world, intent, explicit=acceptance is not None)
     record = None
     if acceptance is not None:
         record, snapshot["execution_boundary"] = risk.bound_record(

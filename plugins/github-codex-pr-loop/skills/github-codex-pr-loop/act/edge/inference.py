@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from act.core.errors import ActError, UsageError
 from act.edge import sources
+from act.edge.sources import CheckoutFacts
 
 # The intent's key for each flag that may be inferred, in the order they are decided.
 FLAGS = {"head_branch": "--head", "repository": "--repository", "base_branch": "--base"}
@@ -40,23 +41,13 @@ class Branches(NamedTuple):
     head_branch: str
 
 
-class CheckoutFacts(NamedTuple):
-    """What the checkout says (``GitObserver.checkout_defaults``): current branch, upstreams, remotes, defaults."""
-
-    head_branch: str | None
-    upstreams: dict[str, str]
-    remotes: dict[str, list[str | None]]  # each remote's github.com repository per URL (None: names none)
-    default_branches: dict[str, str]
-
-
 def fill(world: sources.World, checkout: str, given: Given, *, create_branch: bool) -> tuple[Branches, dict[str, str]]:
     """The branches, with what was left out taken from the checkout; and what was inferred, by intent key."""
     if given.repository is not None and given.base_branch is not None and given.head_branch is not None:
         return Branches(given.repository, given.base_branch, given.head_branch), {}
     if given.head_branch is None and create_branch:
         raise UsageError("--create-branch makes a new branch: name it with --head BRANCH", path="/head_branch")
-    found = sources.checkout_defaults(world, checkout)
-    facts = CheckoutFacts(found["head_branch"], found["upstreams"], found["remotes"], found["default_branches"])
+    facts = sources.checkout_defaults(world, checkout)
     inferred: dict[str, str] = {}
     head = given.head_branch
     if head is None:

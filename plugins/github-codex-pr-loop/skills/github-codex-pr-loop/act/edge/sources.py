@@ -16,11 +16,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, NamedTuple, TypedDict
 
 from act.core.errors import ActError, UsageError
 from act.core.jsonedge import Document
-from act.core.state_models import Finding, GateUnknown, build
+from act.core.state_models import Finding, GateUnknown, Intent, build
 from observe.network import Network
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -143,7 +143,7 @@ def observing() -> Iterator[None]:
         raise ActError(error.code, error.message) from None
 
 
-def initial_snapshot(world: World, intent: dict[str, Any], *, explicit: bool = False) -> Document:
+def initial_snapshot(world: World, intent: Intent, *, explicit: bool = False) -> Document:
     """The collector's initial snapshot for the intent's checkout, branches, paths and commands.
 
     ``explicit``: its execution boundary in the explicit-risk-acceptance form, not yet bound (act/risk.py).
@@ -153,15 +153,15 @@ def initial_snapshot(world: World, intent: dict[str, Any], *, explicit: bool = F
     with observing():
         return collect.initial(
             world.settings(),
-            checkout=intent["checkout"],
-            repository=intent["repository"],
-            base=intent["base_branch"],
-            head=intent["head_branch"],
-            paths=list(intent["paths"]),
-            commands=[list(argv) for argv in intent["commands"]],
-            create_branch=intent["create_branch"],
-            commit=intent["commit"],
-            push=intent["push"],
+            checkout=intent.checkout,
+            repository=intent.repository,
+            base=intent.base_branch,
+            head=intent.head_branch,
+            paths=list(intent.paths),
+            commands=[list(argv) for argv in intent.commands],
+            create_branch=intent.create_branch,
+            commit=intent.commit,
+            push=intent.push,
             explicit=explicit,
         )
 
@@ -221,12 +221,22 @@ def changes_outside(world: World, checkout: str, paths: Sequence[str]) -> list[d
     ]
 
 
-def checkout_defaults(world: World, checkout: str) -> dict[str, Any]:
+def checkout_defaults(world: World, checkout: str) -> CheckoutFacts:
     """The checkout's current branch, upstreams, remotes and their default branches (act/edge/inference.py decides)."""
     from observe import collect
 
     with observing(), ExitStack() as stack:
-        return collect.git_observer(world.settings(), stack, checkout).checkout_defaults()
+        found = collect.git_observer(world.settings(), stack, checkout).checkout_defaults()
+    return CheckoutFacts(found["head_branch"], found["upstreams"], found["remotes"], found["default_branches"])
+
+
+class CheckoutFacts(NamedTuple):
+    """What the checkout says (``GitObserver.checkout_defaults``): current branch, upstreams, remotes, defaults."""
+
+    head_branch: str | None
+    upstreams: dict[str, str]
+    remotes: dict[str, list[str | None]]  # each remote's github.com repository per URL (None: names none)
+    default_branches: dict[str, str]
 
 
 def planned_diff(world: World, checkout: str, base_sha: str) -> bytes:
