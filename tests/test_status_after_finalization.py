@@ -176,3 +176,26 @@ def test_status_reads_github_only_once_the_loop_has_finished(capsys, fake, finis
     assert report["observed"] is True and report["late_codex_says"] == "findings"
     assert [(a["source"], a["commit_sha"]) for a in report["late_codex_answers"]] == [("review", fake.head_sha)]
     assert f"--reuse-pr {PR_NUMBER}" in report["next"]
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer"),
+    [
+        (lambda state: state.update(repository=5), "/repository"),  # once an internal-error in the GitHub client
+        (lambda state: state.pop("pr_number"), "/pr_number"),
+        (lambda state: state.update(surprise=True), "/surprise"),
+    ],
+)
+def test_a_finished_state_edited_out_of_shape_is_named_never_read(capsys, fake, finished_loop, change, pointer):
+    """After the loop finished, status reads state.json to ask GitHub what Codex said since: through the
+    evaluator's own model, so an edited file is state-file-invalid at its pointer, exit 1, and nothing is read."""
+    directory, state = finished_loop
+    directory.write(statedir.AUTOMATION, automation(state, "deleted"))
+    edited = copy.deepcopy(state)
+    change(edited)
+    directory.write(statedir.STATE, edited)
+    before = len(fake.world.log)
+    assert cli.main(["status", "--state-dir", str(directory.path), "--api-url", fake.url, "--gh", "/nonexistent"]) == 1
+    refused = json.loads(capsys.readouterr().out)
+    assert [(e["code"], e["path"]) for e in refused["errors"]][:1] == [("state-file-invalid", pointer)]
+    assert len(fake.world.log) == before
