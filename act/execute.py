@@ -77,11 +77,11 @@ def is_operation(name: str) -> TypeGuard[OperationName]:
 
 
 def operation_names(names: list[str]) -> list[OperationName]:
-    """The plan's operations as the executor's names; a name it does not know is refused before anything runs."""
+    """The plan's operations as the executor's names; one it does not know is a bug, stopped before anything runs."""
     known = [name for name in names if is_operation(name)]
     if len(known) != len(names):
         unknown = next(name for name in names if not is_operation(name))
-        raise ActError("operation-unknown", f"the plan names the operation {unknown!r}, which no executor performs")
+        raise ValueError(f"the plan names the operation {unknown!r}, which no executor performs")  # a bug
     return known
 
 
@@ -306,37 +306,37 @@ def _paths(job: Job) -> list[str]:
 
 def _snapshot(job: Job) -> InitialSnapshot:
     if job.snapshot is None:
-        raise ActError("plan-incomplete", "the initial plan's snapshot is missing", path="/initial_snapshot")
+        raise ValueError("the initial plan's snapshot is missing")  # a bug (internal-error)
     return job.snapshot
 
 
 def _texts(job: Job) -> InitialTexts:
     if job.texts is None:
-        raise ActError("plan-incomplete", "the initial plan's PR title and body are missing", path="/pr_title")
+        raise ValueError("the initial plan's PR title and body are missing")  # a bug (internal-error)
     return job.texts
 
 
 def _initial_manifest(job: Job) -> InitialManifest:
     if not isinstance(job.manifest, InitialManifest):
-        raise ActError("plan-incomplete", "the plan is not an initial plan", path="/kind")
+        raise ValueError("the plan is not an initial plan")  # a bug (internal-error)
     return job.manifest
 
 
 def _remediation_manifest(job: Job) -> RemediationManifest:
     if not isinstance(job.manifest, RemediationManifest):
-        raise ActError("plan-incomplete", "the plan is not a remediation plan", path="/kind")
+        raise ValueError("the plan is not a remediation plan")  # a bug (internal-error)
     return job.manifest
 
 
 def _finalization_manifest(job: Job) -> FinalizationManifest:
     if not isinstance(job.manifest, FinalizationManifest):
-        raise ActError("plan-incomplete", "the plan is not a finalization plan", path="/kind")
+        raise ValueError("the plan is not a finalization plan")  # a bug (internal-error)
     return job.manifest
 
 
 def _next_round(job: Job) -> int:
     if job.details.next_round is None:
-        raise ActError("plan-incomplete", "the remediation's round is not recorded", path="/facts/next_round")
+        raise ValueError("the remediation's round is not recorded")  # a bug (internal-error)
     return job.details.next_round
 
 
@@ -524,7 +524,7 @@ def _reuse_pr(job: Job, entry: Entry) -> str:
     snapshot = _snapshot(job)
     head = entry.facts.final_head_sha or snapshot.current_head_sha
     if snapshot.existing_pr_number is None:
-        raise ActError("plan-incomplete", "the plan reuses a PR the snapshot does not name", path="/existing_pr_number")
+        raise ValueError("the plan reuses a PR the snapshot does not name")  # a bug (internal-error)
     pull = job.github().pull(snapshot.existing_pr_number)
     _require_pull(job, pull, head)
     entry.learn(pr_number=pull.number)
@@ -566,7 +566,7 @@ def _request_codex_review(job: Job, entry: Entry) -> str:
         )
     head = entry.facts.final_head_sha or planned_head
     if planned_pr is None:
-        raise ActError("plan-incomplete", "no pull request is recorded for the plan yet", path="/facts/pr_number")
+        raise ValueError("no pull request is recorded for the plan yet")  # a bug (internal-error)
     pr_number = planned_pr
     github = job.github()
     with job.git() as git:
@@ -593,7 +593,7 @@ def _reply_to_threads(job: Job, entry: Entry) -> str:
     user_id = github.user_id()
     body = f"Addressed in {entry.facts.final_head_sha}.\n{marker}"
     if marker is None:
-        raise ActError("plan-incomplete", "the remediation's reply marker is not recorded", path="/reply_marker")
+        raise ValueError("the remediation's reply marker is not recorded")  # a bug (internal-error)
     outcomes = [
         github.reply_once(manifest.pr_number, user_id, thread.root_comment_id, body, marker)
         for thread in manifest.actionable_threads
