@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import httpx2
 
 from act.core.errors import ActError
+from act.core.jsonedge import Document
 from observe.github.channel import Channel, graphql_error_types, graphql_summary
 from observe.github.client import GitHubClient, is_rate_limited
 from observe.github.errors import GitHubObservationError
@@ -49,7 +50,62 @@ THREAD_STATE = """query($id: ID!) {
 }"""
 
 
-def write_once(write: Callable[[], Any], evidence: Callable[[], T | None], what: str) -> tuple[str, T]:
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _object(value: object) -> Document:
+    return value if isinstance(value, dict) else {}
+
+
+def _positive_id(value: object, what: str) -> int:
+    if type(value) is not int or value < 1:
+        raise ActError("github-unexpected-shape", f"{what} is not a positive integer")
+    return value
+
+
+class Pull(NamedTuple):
+    """What the executor reads of a pull request (GitHub's ``pulls.get`` answer); absent or mistyped: None."""
+
+    number: int
+    title: str | None
+    body: str | None
+    state: str | None
+    base_ref: str | None
+    head_ref: str | None
+    head_sha: str | None
+    draft: bool | None
+    node_id: str | None
+
+    @classmethod
+    def from_wire(cls, answer: Document) -> Pull:
+        base, head = _object(answer.get("base")), _object(answer.get("head"))
+        draft = answer.get("draft")
+        return cls(
+            number=_positive_id(answer.get("number"), "a pull request's number"),
+            title=_text(answer.get("title")),
+            body=_text(answer.get("body")),
+            state=_text(answer.get("state")),
+            base_ref=_text(base.get("ref")),
+            head_ref=_text(head.get("ref")),
+            head_sha=_text(head.get("sha")),
+            draft=draft if isinstance(draft, bool) else None,
+            node_id=_text(answer.get("node_id")),
+        )
+
+
+class Comment(NamedTuple):
+    """What the executor reads of an issue comment it posted or found: its id and body."""
+
+    id: int
+    body: str | None
+
+    @classmethod
+    def from_wire(cls, answer: Document) -> Comment:
+        return cls(id=_positive_id(answer.get("id"), "a comment's id"), body=_text(answer.get("body")))
+
+
+def write_once(write: Callable[[], object], evidence: Callable[[], T | None], what: str) -> tuple[str, T]:
     """Evidence first; else one write; after an uncertain outcome, only the evidence decides."""
     found = evidence()
     if found is not None:
@@ -127,7 +183,7 @@ class GitHubWriter:
 
     # -- the two kinds of write ---------------------------------------------------
 
-    def write(self, operation: str, **params: Any) -> Any:
+    def write(self, operation: str, **params: Any) -> object:
         """The POST operation ``operation`` of ghapi's table, sent once; returns the parsed answer."""
         op = self.writes.operation(operation)
         where = f"{op.verb} {op.path}"
@@ -138,7 +194,7 @@ class GitHubWriter:
             message = f"{where}: HTTP {response.status_code} with an unreadable answer ({error.code})"
             raise ActError("github-write-uncertain", message) from error
 
-    def graphql_mutation(self, mutation: str, variables: Mapping[str, Any]) -> dict[str, Any]:
+    def graphql_mutation(self, mutation: str, variables: Mapping[str, str | None]) -> Document:
         """One GraphQL mutation, sent once; returns ``data``.
 
         Outcomes as for ``write``; an answer whose every error is of type
@@ -163,7 +219,7 @@ class GitHubWriter:
                 # Every error is a refusal of the token's permissions: GitHub changed nothing.
                 raise ActError("github-write-refused", f"{where}: the answer carries {summary}")
             raise ActError("github-write-uncertain", f"{where}: the answer carries {summary}")
-        data: dict[str, Any] = body["data"]
+        data: Document = body["data"]
         return data
 
     def user_id(self) -> int:
@@ -171,20 +227,20 @@ class GitHubWriter:
 
     # -- pull requests --------------------------------------------------------
 
-    def pull(self, number: int) -> dict[str, Any]:
+    def pull(self, number: int) -> Pull:
         body = self.client.get("pulls.get", pull_number=number).body
         if not isinstance(body, dict):
             raise ActError("github-unexpected-shape", f"pull request #{number} is not an object")
-        return body
+        return Pull.from_wire(body)
 
-    def open_pulls_for(self, head_branch: str) -> list[dict[str, Any]]:
+    def open_pulls_for(self, head_branch: str) -> list[Pull]:
         pulls = self.client.get_all("pulls.list", state="open", head=f"{self.owner}:{head_branch}")
-        return [p for p in pulls if isinstance(p, dict) and p.get("head", {}).get("ref") == head_branch]
+        return [Pull.from_wire(p) for p in pulls if isinstance(p, dict) and p.get("head", {}).get("ref") == head_branch]
 
     def create_pull(
         self, title: str, body: str, head_branch: str, base_branch: str, *, draft: bool
-    ) -> tuple[str, dict[str, Any]]:
-        def evidence() -> dict[str, Any] | None:
+    ) -> tuple[str, Pull]:
+        def evidence() -> Pull | None:
             found = self.open_pulls_for(head_branch)
             if len(found) > 1:
                 raise ActError(
@@ -197,9 +253,9 @@ class GitHubWriter:
 
     def mark_ready(self, number: int) -> str:
         def evidence() -> bool | None:
-            return True if self.pull(number).get("draft") is False else None
+            return True if self.pull(number).draft is False else None
 
-        node_id = self.pull(number).get("node_id")
+        node_id = self.pull(number).node_id
         outcome, _ = write_once(
             lambda: self.graphql_mutation(MARK_READY, {"pullRequestId": node_id}), evidence, "mark-draft-ready"
         )
@@ -207,22 +263,20 @@ class GitHubWriter:
 
     # -- comments -------------------------------------------------------------
 
-    def issue_comments(self, number: int) -> list[dict[str, Any]]:
+    def issue_comments(self, number: int) -> list[Document]:
         return [c for c in self.client.get_all("issues.list_comments", issue_number=number) if isinstance(c, dict)]
 
-    def comments_by(self, number: int, user_id: int, needle: str) -> list[dict[str, Any]]:
+    def comments_by(self, number: int, user_id: int, needle: str) -> list[Document]:
         return [
             c
             for c in self.issue_comments(number)
             if (c.get("user") or {}).get("id") == user_id and needle in (c.get("body") or "")
         ]
 
-    def post_comment_once(
-        self, number: int, user_id: int, body: str, marker: str, what: str
-    ) -> tuple[str, dict[str, Any]]:
+    def post_comment_once(self, number: int, user_id: int, body: str, marker: str, what: str) -> tuple[str, Comment]:
         """Post ``body`` unless a comment by this user carries ``marker``; that comment must be ``body`` exactly."""
 
-        def evidence() -> dict[str, Any] | None:
+        def evidence() -> Comment | None:
             found = self.comments_by(number, user_id, marker)
             if len(found) > 1:
                 raise ActError(
@@ -233,20 +287,20 @@ class GitHubWriter:
                     "marker-body-mismatch",
                     f"{what}: the comment carrying the marker is not the exact body the plan binds; nothing is posted",
                 )
-            return found[0] if found else None
+            return Comment.from_wire(found[0]) if found else None
 
         return write_once(lambda: self.write("issues.create_comment", issue_number=number, body=body), evidence, what)
 
     # -- review threads ---------------------------------------------------------
 
-    def review_comments(self, number: int) -> list[dict[str, Any]]:
+    def review_comments(self, number: int) -> list[Document]:
         comments = self.client.get_all("pulls.list_review_comments", pull_number=number)
         return [c for c in comments if isinstance(c, dict)]
 
     def reply_once(self, number: int, user_id: int, root_node_id: str, body: str, marker: str) -> str:
         """One reply in the thread whose root comment is ``root_node_id``, carrying ``marker``."""
 
-        def root() -> dict[str, Any]:
+        def root() -> Document:
             found = [c for c in self.review_comments(number) if c.get("node_id") == root_node_id]
             if len(found) != 1:
                 raise ActError(
@@ -262,7 +316,7 @@ class GitHubWriter:
                 "thread-root-not-found", f"the root comment {root_node_id} of a planned thread has no integer id"
             )
 
-        def evidence() -> dict[str, Any] | None:
+        def evidence() -> Document | None:
             replies = [
                 c
                 for c in self.review_comments(number)
@@ -272,7 +326,7 @@ class GitHubWriter:
             ]
             return replies[0] if replies else None
 
-        def reply() -> Any:
+        def reply() -> object:
             operation = "pulls.create_reply_for_review_comment"
             return self.write(operation, pull_number=number, comment_id=root_id, body=body)
 

@@ -17,6 +17,7 @@ from types import TracebackType
 
 from act.core.errors import ActError
 from act.edge.diff import CAUSES
+from evaluator.models.plan import PathRecord
 from observe.git.config import canonical_github_url
 from observe.git.observer import GitObserver
 from observe.git.paths import recheck_path_records
@@ -140,9 +141,9 @@ class GitWriter:
             "untracked": names(["ls-files", "-z", "--others", "--exclude-standard"]),
         }
 
-    def require_paths_unchanged(self, records: list[dict], when: str) -> None:
+    def require_paths_unchanged(self, records: Sequence[PathRecord], when: str) -> None:
         """The path records of the plan, recomputed now, must be identical (before each edit and stage)."""
-        differences = recheck_path_records(self.worktree, records)
+        differences = recheck_path_records(self.worktree, [record.as_dict() for record in records])
         if differences:
             named = "; ".join(f"{path}: {CAUSES.get(field, field + ' changed')}" for path, field in differences)
             raise ActError(
@@ -202,7 +203,7 @@ class GitWriter:
         self._text(["symbolic-ref", "HEAD", ref])
         return "written"
 
-    def stage(self, paths: Sequence[str], records: list[dict]) -> str:
+    def stage(self, paths: Sequence[str], records: Sequence[PathRecord]) -> str:
         self.require_paths_unchanged(records, "before staging")
         stdin = b"".join(path.encode("utf-8") + b"\0" for path in paths)
         self._text(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], stdin=stdin)

@@ -18,7 +18,8 @@ the head (planned or pushed) are checked against a fresh state.
 from __future__ import annotations
 
 import re
-from typing import Any, TypeGuard
+from collections.abc import Callable
+from typing import TypeGuard, TypeVar
 
 from act import execute as core
 from act import plans, risk
@@ -26,6 +27,7 @@ from act.build import recurring
 from act.command import Context
 from act.core import ledger, statedir, steps, verdicts
 from act.core.errors import ActError
+from act.core.jsonedge import Document, Output
 from act.core.state_models import InitialPlan, InitialTexts, RecurringKind, RecurringPlan, RemediationPlan
 from act.core.verdicts import (
     EXECUTES_PLAN,
@@ -39,7 +41,11 @@ from act.core.verdicts import (
 from act.edge import judge, sources
 from act.edge.ghops import GitHubWriter
 from act.edge.gitops import GitWriter
+from evaluator.models.initial import InitialDocument
+from evaluator.models.recurring import FinalizationManifest, RemediationManifest
 from observe.gh import gh_config_dir
+
+T = TypeVar("T")
 
 # The action that executes phase one of each kind of plan; finish-finalization is phase two of a finalization.
 EXECUTING: dict[RecurringKind, ActionName] = {
@@ -68,7 +74,7 @@ def _git(ctx: Context, checkout: str, repository: str) -> GitWriter:
         )
 
 
-def _observed(call: Any) -> Any:
+def _observed(call: Callable[[], T]) -> T:
     """Run an observing call so that observer errors keep their codes."""
     with sources.observing():
         return call()
@@ -77,7 +83,7 @@ def _observed(call: Any) -> Any:
 # --- recurring rechecks --------------------------------------------------------
 
 
-def _fresh_state(ctx: Context, directory: statedir.StateDir, wakeup_id: str) -> dict[str, Any]:
+def _fresh_state(ctx: Context, directory: statedir.StateDir, wakeup_id: str) -> Document:
     intent = plans.read_intent(directory)
     boot = directory.read(statedir.PROMPT)["bootstrap_snapshot"]
     state, _notes = sources.wakeup_state(
@@ -91,18 +97,18 @@ def _judge_with_plan(
     directory: statedir.StateDir,
     pending: RecurringPlan,
     wakeup_id: str,
-    state: dict[str, Any] | None = None,
-) -> tuple[StateVerdict, dict[str, Any]]:
-    """A fresh state (same wakeup id) with the pending plan embedded, judged: the typed verdict and the output."""
+    state: Document | None = None,
+) -> tuple[StateVerdict, judge.Verdict[StateVerdict]]:
+    """A fresh state (same wakeup id) with the pending plan embedded, judged: the typed verdict and the judgement."""
     intent = plans.read_intent(directory)
     state = state or _fresh_state(ctx, directory, wakeup_id)
-    manifest = pending.manifest.as_dict()
+    manifest = pending.manifest.as_dict()  # embedded as it is serialized
     boundary = (
         sources.execution_boundary(
             ctx.world,
             intent.checkout,
             state["repository"],
-            risk_acceptance_sha256=manifest["execution"]["risk_acceptance_sha256"],  # the plan's own form
+            risk_acceptance_sha256=pending.manifest.execution.risk_acceptance_sha256,  # the plan's own form
         )
         if isinstance(pending, RemediationPlan)
         else None
@@ -110,15 +116,16 @@ def _judge_with_plan(
     approved = plans.carried_approval(directory, state["request_key"])
     planned = recurring.embed(state, manifest, approved_plan_hash=approved, execution_boundary=boundary)
     verdict = judge.evaluate("state", planned, risk_record=risk.record_for(directory, planned))
-    return judge.require_accepted(verdict, "the fresh state with the plan"), verdict.output
+    return judge.require_accepted(verdict, "the fresh state with the plan"), verdict
 
 
-def _recurring_recheck(ctx: Context, directory: statedir.StateDir, pending: RecurringPlan, wakeup_id: str) -> Any:
+def _recurring_recheck(
+    ctx: Context, directory: statedir.StateDir, pending: RecurringPlan, wakeup_id: str
+) -> Callable[[str, core.Entry], None]:
     """Before each operation: the evaluator on a fresh state with the plan, until its own writes make it stale."""
-    manifest = pending.manifest.as_dict()
     accepted: tuple[ActionName, ...] = (EXECUTING[pending.kind], "finish-finalization")
 
-    def recheck(operation: str, entry: dict[str, Any]) -> None:
+    def recheck(operation: str, entry: core.Entry) -> None:
         # Staging and committing change the index and refs the execution boundary binds; a
         # finalization's first mutation changes what its plan binds: from then on the plan is
         # stale by design, and its request checkpoint, branches and head are checked instead.
@@ -126,22 +133,22 @@ def _recurring_recheck(ctx: Context, directory: statedir.StateDir, pending: Recu
         # the plan's own effect seen in git or on GitHub counts as well (never as drift).
         state = None
         if isinstance(pending, RemediationPlan):
-            unchanged = "commit" not in entry["done"] and not _own_git_effect(ctx, manifest, operation)
+            unchanged = "commit" not in entry.done and not _own_git_effect(ctx, pending.manifest, operation)
         else:
-            unchanged = not entry["done"]
+            unchanged = not entry.done
             if unchanged:
                 state = _fresh_state(ctx, directory, wakeup_id)
-                unchanged = not _own_github_effect(manifest, state)
+                unchanged = not _own_github_effect(pending.manifest, state)
         if not unchanged:
-            _require_checkpoint(ctx, directory, manifest, entry, wakeup_id, operation, state)
+            _require_checkpoint(ctx, directory, pending.manifest, entry, wakeup_id, operation, state)
             return
-        result, output = _judge_with_plan(ctx, directory, pending, wakeup_id, state)
+        result, judged = _judge_with_plan(ctx, directory, pending, wakeup_id, state)
         if not _executes(result, accepted, pending.plan_hash):
             raise ActError(
                 "plan-drifted",
                 f"on a fresh observation the evaluator emits {result.action} ({', '.join(result.reasons)}), "
                 f"not the execution of {pending.plan_hash}; nothing is written",
-                details={"evaluation": output},
+                details={"evaluation": judged.output},
             )
 
     return recheck
@@ -159,7 +166,7 @@ def _thread_ids(verdict: StateVerdict | None) -> list[str] | None:
     return list(verdict.thread_ids) if isinstance(verdict, (ExecuteRemediation, ExecuteFinalization)) else None
 
 
-def _own_git_effect(ctx: Context, manifest: dict[str, Any], operation: str) -> bool:
+def _own_git_effect(ctx: Context, manifest: RemediationManifest, operation: str) -> bool:
     """Whether the checkout shows a remediation's own commit or, at the commit, its own staging.
 
     A crash can fall between the write and its ledger entry: HEAD moved off the
@@ -169,17 +176,17 @@ def _own_git_effect(ctx: Context, manifest: dict[str, Any], operation: str) -> b
     before it is this plan's; the commit then checks the path records again.
     """
     directory_checkout = plans.read_intent(ctx.state_dir()).checkout
-    with _git(ctx, directory_checkout, manifest["repository"]) as git:
-        if git.head() != manifest["current_head_sha"]:
+    with _git(ctx, directory_checkout, manifest.repository) as git:
+        if git.head() != manifest.current_head_sha:
             return True
         if operation != "commit":
             return False
         changed = git.changed_names()
     staged = set(changed["staged"])
-    return bool(staged) and staged <= set(manifest["paths"]) and not changed["unstaged"] and not changed["untracked"]
+    return bool(staged) and staged <= set(manifest.paths) and not changed["unstaged"] and not changed["untracked"]
 
 
-def _own_github_effect(manifest: dict[str, Any], state: dict[str, Any]) -> bool:
+def _own_github_effect(manifest: FinalizationManifest, state: Document) -> bool:
     """Whether a fresh state shows a finalization's own writes: the PR made ready, a planned thread resolved.
 
     A crash can fall between a mutation and its ledger entry; the evaluator
@@ -187,11 +194,11 @@ def _own_github_effect(manifest: dict[str, Any], state: dict[str, Any]) -> bool:
     looks for its evidence again before writing (act/edge/ghops.py), so seeing it
     here only moves the recheck to the request checkpoint, branches and head.
     """
-    operations = manifest["operations"]
-    ready = "mark-draft-ready" in operations and manifest["pr_is_draft"] and state.get("pr_is_draft") is False
+    operations = manifest.operations
+    ready = "mark-draft-ready" in operations and manifest.pr_is_draft and state.get("pr_is_draft") is False
     still_open = {thread.get("id") for thread in state.get("eligible_codex_threads") or []}
     resolved = "resolve-codex-threads" in operations and any(
-        thread["id"] not in still_open for thread in manifest["eligible_threads"]
+        thread.id not in still_open for thread in manifest.eligible_threads
     )
     return ready or resolved
 
@@ -199,26 +206,26 @@ def _own_github_effect(manifest: dict[str, Any], state: dict[str, Any]) -> bool:
 def _require_checkpoint(
     ctx: Context,
     directory: statedir.StateDir,
-    manifest: dict[str, Any],
-    entry: dict[str, Any],
+    manifest: RemediationManifest | FinalizationManifest,
+    entry: core.Entry,
     wakeup_id: str,
     operation: str,
-    state: dict[str, Any] | None = None,
+    state: Document | None = None,
 ) -> None:
     """After the plan's first visible effect it is stale by design: request, branches and head must still be its own."""
     state = state or _fresh_state(ctx, directory, wakeup_id)
-    pushed = entry["facts"].get("final_head_sha")
+    pushed = entry.facts.final_head_sha
     # Before the push is recorded GitHub may show either head: a crash can fall between push and ledger.
-    heads = [pushed] if "push" in entry["done"] else [manifest["current_head_sha"], pushed]
+    heads = [pushed] if "push" in entry.done else [manifest.current_head_sha, pushed]
     expected = {
-        "request_key": manifest["request_key"],
+        "request_key": manifest.request_key,
         "pr_state": "open",
-        "current_base_sha": manifest["base_sha"],
-        "current_head_branch": manifest["head_branch"],
-        "current_base_branch": manifest["base_branch"],
-        "current_remote_name": manifest["remote_name"],
+        "current_base_sha": manifest.base_sha,
+        "current_head_branch": manifest.head_branch,
+        "current_base_branch": manifest.base_branch,
+        "current_remote_name": manifest.remote_name,
     }
-    if "request-codex-review" in entry["done"] or (pushed is not None and state.get("request_head_sha") == pushed):
+    if "request-codex-review" in entry.done or (pushed is not None and state.get("request_head_sha") == pushed):
         del expected["request_key"]  # the next request is posted by now (perhaps just before a crash)
     drift = {name: state.get(name) for name, value in expected.items() if state.get(name) != value}
     drift.update(
@@ -238,37 +245,39 @@ def _require_checkpoint(
 
 def _initial_job(ctx: Context, directory: statedir.StateDir, pending: InitialPlan) -> core.Job:
     intent = plans.read_intent(directory)
-    document = directory.read(statedir.INITIAL)
-    snapshot, manifest = document["initial_snapshot"], document["initial_manifest"]
+    document = directory.read_model(statedir.INITIAL, InitialDocument)
+    snapshot, manifest = document.initial_snapshot, document.initial_manifest
 
-    def recheck(operation: str, entry: dict[str, Any]) -> None:
+    def recheck(operation: str, entry: core.Entry) -> None:
         if operation == "fetch-base":
             from act.edge import preflight
 
             plans.rebuild_initial(ctx)  # fresh observations, the evaluator, the approved hash: or plan-changed
             # After the approval and plan checks (their refusals come first), before the first write.
-            preflight.run_before_first_write(ctx.world, intent.checkout, snapshot["repository"], intent.base_branch)
+            preflight.run_before_first_write(ctx.world, intent.checkout, snapshot.repository, intent.base_branch)
 
     return core.Job(
         directory=directory,
         plan=pending,
-        operations=list(manifest["operations"]),
+        operations=core.operation_names(manifest.operations),
         manifest=manifest,
         checkout=intent.checkout,
-        repository=snapshot["repository"],
-        git=lambda: _git(ctx, intent.checkout, snapshot["repository"]),
-        github=lambda: _github(ctx, snapshot["repository"]),
+        repository=snapshot.repository,
+        git=lambda: _git(ctx, intent.checkout, snapshot.repository),
+        github=lambda: _github(ctx, snapshot.repository),
         recheck=recheck,
         snapshot=snapshot,
-        texts=directory.read_model(statedir.INITIAL_TEXTS, InitialTexts).as_dict(),
+        texts=directory.read_model(statedir.INITIAL_TEXTS, InitialTexts),
     )
 
 
-# The plan's threads, by kind: the emitted thread ids must come from them.
-_PLANNED_THREADS: dict[RecurringKind, str] = {"remediation": "actionable_threads", "finalization": "eligible_threads"}
+def _planned_threads(manifest: RemediationManifest | FinalizationManifest) -> list[str]:
+    """The plan's threads, by kind: the emitted thread ids must come from them."""
+    threads = manifest.actionable_threads if isinstance(manifest, RemediationManifest) else manifest.eligible_threads
+    return [thread.id for thread in threads]
 
 
-def _in_plan_order(emitted: Any, planned: list[str]) -> bool:
+def _in_plan_order(emitted: object, planned: list[str]) -> bool:
     """True when ``emitted`` is a list of strings taken from ``planned``, each once, in the plan's order."""
     if not isinstance(emitted, list) or not all(isinstance(item, str) for item in emitted):
         return False
@@ -277,7 +286,7 @@ def _in_plan_order(emitted: Any, planned: list[str]) -> bool:
 
 
 def _check_emitted_within_plan(
-    directory: statedir.StateDir, last: ExecutingVerdict, kind: RecurringKind, manifest: dict[str, Any]
+    directory: statedir.StateDir, last: ExecutingVerdict, manifest: RemediationManifest | FinalizationManifest
 ) -> None:
     """The operations and threads ``last-result.json`` names are the plan's own, in its order.
 
@@ -288,10 +297,10 @@ def _check_emitted_within_plan(
     approval covers the plan, not what a file says later.
     """
     violations = []
-    planned_operations = list(manifest["operations"])
+    planned_operations = list(manifest.operations)
     if not _in_plan_order(last.operations, planned_operations):
         violations.append(("invalid-value", "/operations", f"not a part of the plan's operations {planned_operations}"))
-    planned_threads = [thread["id"] for thread in manifest.get(_PLANNED_THREADS[kind], [])]
+    planned_threads = _planned_threads(manifest)
     if _thread_ids(last) is not None and not _in_plan_order(_thread_ids(last), planned_threads):
         violations.append(("invalid-value", "/thread_ids", "not a part of the plan's threads, in their order"))
     if violations:
@@ -300,7 +309,7 @@ def _check_emitted_within_plan(
 
 def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: RecurringPlan) -> core.Job:
     intent = plans.read_intent(directory)
-    manifest = pending.manifest.as_dict()
+    manifest = pending.manifest
     current = ledger.current_wakeup(directory)
     if pending.plan_hash not in {claim.plan_hash for claim in current.claims}:
         raise ActError(
@@ -310,7 +319,7 @@ def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: Recurrin
         )
     last = verdicts.read_last(directory)
     entry = core.ledger_entry(directory, pending.plan_hash, pending.kind)
-    if not entry["done"]:
+    if not entry.done:
         if not _executes(last, (EXECUTING[pending.kind], "finish-finalization"), pending.plan_hash):
             raise ActError(
                 "action-not-execute",
@@ -318,37 +327,35 @@ def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: Recurrin
                 f"{pending.plan_hash}",
                 path="/action",
             )
-        _check_emitted_within_plan(directory, last, pending.kind, manifest)
-        operations = list(last.operations or manifest["operations"])
+        _check_emitted_within_plan(directory, last, manifest)
+        operations = list(last.operations or manifest.operations)
     else:
-        operations = entry["facts"]["operations"] or manifest["operations"]
-    entry["facts"]["operations"] = operations
-    core.save_entry(directory, pending.plan_hash, entry)
-    details = {
-        "thread_ids": _thread_ids(last) or [],
-        "reply_marker": (last.reply_marker if isinstance(last, ExecuteRemediation) else None)
-        or entry["facts"].get("reply_marker"),
-    }
+        operations = entry.facts.operations or manifest.operations
+    entry.learn(operations=operations)
+    entry.save()
+    thread_ids = _thread_ids(last) or []
+    reply_marker = (last.reply_marker if isinstance(last, ExecuteRemediation) else None) or entry.facts.reply_marker
+    next_round = None
     if isinstance(pending, RemediationPlan):
         fix_rounds = 0 if last is None else last.fix_rounds
-        details["next_round"] = fix_rounds + 1 if not entry["done"] else entry["facts"]["next_round"]
-        entry["facts"].update(reply_marker=details["reply_marker"], next_round=details["next_round"])
-        core.save_entry(directory, pending.plan_hash, entry)
+        next_round = fix_rounds + 1 if not entry.done else entry.facts.next_round
+        entry.learn(reply_marker=reply_marker, next_round=next_round)
+        entry.save()
     return core.Job(
         directory=directory,
         plan=pending,
-        operations=operations,
+        operations=core.operation_names(operations),
         manifest=manifest,
         checkout=intent.checkout,
-        repository=manifest["repository"],
-        git=lambda: _git(ctx, intent.checkout, manifest["repository"]),
-        github=lambda: _github(ctx, manifest["repository"]),
+        repository=manifest.repository,
+        git=lambda: _git(ctx, intent.checkout, manifest.repository),
+        github=lambda: _github(ctx, manifest.repository),
         recheck=_recurring_recheck(ctx, directory, pending, current.wakeup_id),
-        details=details,
+        details=core.Details(thread_ids=thread_ids, reply_marker=reply_marker, next_round=next_round),
     )
 
 
-def run_execute(ctx: Context) -> dict[str, Any]:
+def run_execute(ctx: Context) -> Output:
     directory = ctx.state_dir()
     pending = plans.read_pending(directory)
     if pending is None:
@@ -360,11 +367,10 @@ def run_execute(ctx: Context) -> dict[str, Any]:
     )
     with sources.observing():
         result = core.execute(job, only=ctx.options.operation, one=ctx.options.one)
-    if not isinstance(pending, InitialPlan):
-        result["next"] = _next_in_wakeup(directory, pending, result)
-    if any(p["outcome"] == "awaiting-edit" for p in result["performed"]):
-        result["edit_safely"] = EDIT_SAFELY
-    return result
+    output = result.as_output(None if isinstance(pending, InitialPlan) else _next_in_wakeup(directory, pending, result))
+    if any(p.outcome == "awaiting-edit" for p in result.performed):
+        output["edit_safely"] = EDIT_SAFELY
+    return output
 
 
 # How an edit keeps each planned file's identity (the path records bind it, the inode included).
@@ -376,25 +382,23 @@ EDIT_SAFELY = (
 )
 
 
-def _next_in_wakeup(directory: statedir.StateDir, pending: RecurringPlan, result: dict[str, Any]) -> str:
+def _next_in_wakeup(directory: statedir.StateDir, pending: RecurringPlan, result: core.Execution) -> str:
     """The rest of the wakeup row this execution belongs to (act/core/steps.py)."""
     emitted = verdicts.last_action(directory)
     row = emitted if emitted in _EXECUTING_ROWS else EXECUTING[pending.kind]
     here = plans.where(directory, plan_hash=pending.plan_hash)
-    performed = result["performed"]
-    if performed and performed[-1]["outcome"] == "awaiting-edit":
-        return f"edit exactly these paths, in place: {pending.manifest.as_dict()['paths']}; then " + steps.after(
-            row, "edit", here
-        )
-    if result["next_operation"] is not None:
-        return f"`loop.py execute --state-dir {directory.path}` (next: {result['next_operation']})"
+    performed = result.performed
+    if performed and performed[-1].outcome == "awaiting-edit" and isinstance(pending.manifest, RemediationManifest):
+        return f"edit exactly these paths, in place: {pending.manifest.paths}; then " + steps.after(row, "edit", here)
+    if result.next_operation is not None:
+        return f"`loop.py execute --state-dir {directory.path}` (next: {result.next_operation})"
     return steps.after(row, "execute", here, nth=2 if row == "execute-remediation" else 1)
 
 
 # --- claim ------------------------------------------------------------------------
 
 
-def run_claim(ctx: Context) -> dict[str, Any]:
+def run_claim(ctx: Context) -> Output:
     """Post the evaluator's claim comment once; record it for this wakeup (then `wakeup --continue`)."""
     directory = ctx.state_dir()
     pending = plans.read_pending(directory)
@@ -412,7 +416,7 @@ def run_claim(ctx: Context) -> dict[str, Any]:
             path="/action",
         )
     current = ledger.current_wakeup(directory)
-    result, output = _judge_with_plan(ctx, directory, pending, current.wakeup_id)  # the request key and plan, fresh
+    result, judged = _judge_with_plan(ctx, directory, pending, current.wakeup_id)  # the request key and plan, fresh
     # After a crash the claim may be posted already: the evaluator then says this wakeup holds it.
     posted_already = _executes(result, (*EXECUTING.values(), "finish-finalization"), pending.plan_hash)
     if not posted_already and (
@@ -421,7 +425,7 @@ def run_claim(ctx: Context) -> dict[str, Any]:
         raise ActError(
             "plan-drifted",
             f"on a fresh observation the evaluator emits {result.action}, not the same claim; nothing is posted",
-            details={"evaluation": output},
+            details={"evaluation": judged.output},
         )
     body = last.claim_comment_body
     kind = _CLAIM_KIND.search(body)
@@ -429,16 +433,16 @@ def run_claim(ctx: Context) -> dict[str, Any]:
         raise ActError(
             "claim-body-invalid", "the claim comment body carries no claim marker", path="/claim_comment_body"
         )
-    manifest = pending.manifest.as_dict()
-    github = _github(ctx, manifest["repository"])
+    manifest = pending.manifest
+    github = _github(ctx, manifest.repository)
     with sources.observing():
         user_id = github.user_id()
-        outcome, comment = github.post_comment_once(manifest["pr_number"], user_id, body, body.strip(), "claim")
-    if not any(claim.plan_hash == pending.plan_hash and claim.comment_id == comment["id"] for claim in current.claims):
-        ledger.record_claim(directory, current.wakeup_id, pending.plan_hash, kind.group(1), comment["id"])
+        outcome, comment = github.post_comment_once(manifest.pr_number, user_id, body, body.strip(), "claim")
+    if not any(claim.plan_hash == pending.plan_hash and claim.comment_id == comment.id for claim in current.claims):
+        ledger.record_claim(directory, current.wakeup_id, pending.plan_hash, kind.group(1), comment.id)
     return {
         "outcome": outcome,
-        "comment_id": comment["id"],
+        "comment_id": comment.id,
         "wakeup_id": current.wakeup_id,
         "next": steps.after("claim-plan", "claim", plans.where(directory)),
     }
