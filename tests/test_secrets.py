@@ -24,7 +24,7 @@ import pytest
 
 from demo import agent as demo_agent
 from demo import stack as demo_stack
-from demo.driver import NextRun
+from demo.driver import Run
 from demo.scenarios import SCENARIOS
 from simulator.codex import CodexReviewer
 
@@ -62,7 +62,7 @@ def test_no_command_prints_or_writes_the_token_from_gh_token(tmp_path, monkeypat
         monkeypatch.setattr(demo_agent.subprocess, "run", recorded)
         scenario = SCENARIOS["happy"]
         CodexReviewer(stack.world, list(scenario.codex), delay=DELAY_SECONDS, on_ready=list(scenario.codex_on_ready))
-        run = NextRun(stack, io.StringIO())
+        run = Run(stack, io.StringIO())
         assert run.run() == "done", (run.missing, run.refusals)
         assert run.pr_number is not None
 

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from demo import agent as demo_agent
-from demo.driver import NextRun
+from demo.driver import Run
 from demo.scenarios import SCENARIOS
 from demo.stack import HEAD_BRANCH, TOKEN, start
 from simulator.codex import CodexReviewer
@@ -70,15 +70,15 @@ def a_release_that_changes_code(clone: Path, directory: Path) -> Path:
     return source
 
 
-def automation_stage(run: NextRun) -> str:
+def automation_stage(run: Run) -> str:
     return str(json.loads((Path(str(run.agent.state_dir)) / "automation.json").read_text())["stage"])
 
 
-def stack_tip(run: NextRun) -> str | None:
+def stack_tip(run: Run) -> str | None:
     return run.stack.remote_tip(HEAD_BRANCH)
 
 
-def live_loop_across(tmp_path: Path, monkeypatch, clone: Path, upgrade) -> tuple[NextRun, list[dict[str, Any]]]:
+def live_loop_across(tmp_path: Path, monkeypatch, clone: Path, upgrade) -> tuple[Run, list[dict[str, Any]]]:
     """The happy scenario driven through the installed skill, ``upgrade(run, install)`` at its first heartbeat."""
     stack = start(tmp_path / "run")
     home = stack.scratch / "home"  # the HOME every loop command gets (demo/stack.py)
@@ -92,7 +92,7 @@ def live_loop_across(tmp_path: Path, monkeypatch, clone: Path, upgrade) -> tuple
         scenario = SCENARIOS["happy"]
         CodexReviewer(stack.world, list(scenario.codex), delay=DELAY_SECONDS, on_ready=list(scenario.codex_on_ready))
 
-        def at_first_heartbeat(run: NextRun) -> None:
+        def at_first_heartbeat(run: Run) -> None:
             if "upgrade" not in run.fired:
                 run.fired.add("upgrade")
                 assert automation_stage(run) == "active"  # a live loop: its automation wakes it
@@ -101,7 +101,7 @@ def live_loop_across(tmp_path: Path, monkeypatch, clone: Path, upgrade) -> tuple
                 github = (stack_tip(run), len(run.stack.comments(run.pr_number)))
                 upgrades.append({**upgraded, "commands_before": len(run.agent.results), "github": github})
 
-        run = NextRun(stack, io.StringIO(), hooks={"wakeup": at_first_heartbeat})
+        run = Run(stack, io.StringIO(), hooks={"wakeup": at_first_heartbeat})
         run.run()
         assert TOKEN not in json.dumps(run.agent.results)
         for upgraded in upgrades:
@@ -112,7 +112,7 @@ def live_loop_across(tmp_path: Path, monkeypatch, clone: Path, upgrade) -> tuple
 
 
 def test_an_upgrade_that_changes_nothing_keeps_a_live_loop_going_to_done(tmp_path, monkeypatch, clone):
-    def unchanged(run: NextRun, install) -> dict[str, Any]:
+    def unchanged(run: Run, install) -> dict[str, Any]:
         installed = tmp_path / "run" / "home" / ".agents" / "skills" / SKILL
         before = (installed / ".install-record.json").read_bytes()
         again = install(clone, "--upgrade")
@@ -133,7 +133,7 @@ def test_an_upgrade_that_changes_nothing_keeps_a_live_loop_going_to_done(tmp_pat
 def test_an_upgrade_that_changes_code_is_refused_while_live_and_forced_stops_the_loop_at_its_next_wakeup(
     tmp_path, monkeypatch, clone
 ):
-    def changed(run: NextRun, install) -> dict[str, Any]:
+    def changed(run: Run, install) -> dict[str, Any]:
         source = a_release_that_changes_code(clone, tmp_path / "release")
         refused = install(source, "--upgrade")
         assert refused.returncode == 1, refused.stdout + refused.stderr
