@@ -804,10 +804,6 @@ def main(argv: list[str] | None = None) -> int:
             _remove(work)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def _group_has_members(group: int) -> bool:
     """Whether any process (a zombie included) is still in process group ``group``."""
     for entry in os.listdir("/proc"):
@@ -820,3 +816,7 @@ def _group_has_members(group: int) -> bool:
         if len(fields) > 2 and fields[2] == str(group):
             return True
     return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())
