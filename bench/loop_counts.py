@@ -21,8 +21,9 @@ everything they start), and from the trace:
 
 The other checkout (``--against DIR``, e.g. a worktree of the previous main)
 runs the same scenarios in the same invocation, interleaved, and the table
-prints each count in both and their ratio. Run by hand:
-``python bench/loop_counts.py --against ../previous-main [--runs N]``;
+prints each count in both and their ratio, and whether judgements, git
+processes, Python starts and token lookups are each at most the baseline's. Run by hand:
+``python bench/loop_counts.py --against ../previous-main [--runs N] [--scenario happy]``;
 needs ``strace``. Prints a table; asserts nothing.
 """
 
@@ -40,6 +41,8 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
+# The counts a change may not raise: each at most the baseline's (marked in the table).
+_AT_MOST = ("judgements", "git processes", "python starts", "token lookups")
 SCENARIOS = ("happy", "busy")
 _EXECVE = re.compile(r'^\d+\s+execve\("([^"]+)", \[(.*?)\](?:, 0x[0-9a-f]+ /\* \d+ vars \*/)?\) = 0', re.M)
 # Run inside the checkout measured: its own demo, its own code.
@@ -90,23 +93,27 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", type=Path, required=True, help="another checkout (the baseline)")
     parser.add_argument("--runs", type=int, default=1, help="runs per scenario and checkout (medians)")
+    parser.add_argument(
+        "--scenario", choices=SCENARIOS, action="append", help="only this scenario (repeatable; default: all)"
+    )
     arguments = parser.parse_args()
     if shutil.which("strace") is None:
         print("bench/loop_counts.py needs strace", file=sys.stderr)
         return 2
     checkouts = {"this": HERE, "baseline": arguments.against.resolve()}
-    for scenario in SCENARIOS:
+    for scenario in arguments.scenario or SCENARIOS:
         rounds: dict[str, list[dict[str, float]]] = {name: [] for name in checkouts}
         for _ in range(arguments.runs):  # interleaved: both checkouts see the same machine
             for name, checkout in checkouts.items():
                 rounds[name].append(measure(checkout, scenario))
         print(f"\n{scenario} (median of {arguments.runs})")
-        print(f"  {'':<20} {'this':>10} {'baseline':>10} {'ratio':>7}")
+        print(f"  {'':<20} {'this':>10} {'baseline':>10} {'ratio':>7}  at most the baseline's")
         for key in rounds["this"][0]:
             this = statistics.median(r[key] for r in rounds["this"])
             base = statistics.median(r[key] for r in rounds["baseline"])
             ratio = f"{this / base:7.2f}" if base else "      -"
-            print(f"  {key:<20} {this:>10.1f} {base:>10.1f} {ratio}")
+            verdict = ("yes" if this <= base else "NO") if key in _AT_MOST else ""
+            print(f"  {key:<20} {this:>10.1f} {base:>10.1f} {ratio}  {verdict}".rstrip())
     return 0
 
 
