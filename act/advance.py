@@ -305,6 +305,10 @@ class _Advance:
 
     def act(self, action: ActionName, index: int, step: steps.Do) -> None:
         here = plans.where(self.directory, key=self._automation_key())
+        if action in steps.ENDS_THE_WAKEUP:
+            # The command that answered this action ends the wakeup; killed before it could, its answer
+            # (the verdict) is recorded all the same: end it now, or every later wakeup is refused.
+            ledger.end_wakeup(self.directory, action)
         if step.act == "show":
             self.forget()
             raise _Stop(

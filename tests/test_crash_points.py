@@ -331,3 +331,24 @@ def test_every_kill_point_resumes_to_done_without_a_second_write(name: str, tmp_
     assert {outcome.point for outcome in enumeration.outcomes} == set(enumeration.points)
     assert all(outcome.killed or outcome.failed for outcome in enumeration.outcomes)  # a kill that missed fails
     assert not enumeration.failures, "\n" + crash_points.table([enumeration])
+
+
+# The journal's own files around a plan: state.json with the plan embedded, its verdict, the plan's record,
+# pending.json, the wakeup ended. A kill between any two once stranded the loop (a plan command that refused
+# the state it had itself planned; a wakeup never ended that refused every later one).
+PLAN_FILES = r"next.* \| state write \d+ (state|last-result|plans/<hash>|pending|wakeup)\.json \| "
+
+
+@pytest.mark.slow
+def test_a_kill_between_a_plans_files_resumes_to_done(tmp_path: Path):
+    """Every such kill point of the finalization scenario (every write, both phases), strict: each reaches done."""
+    bin_directory = crash_points.crash_environment(tmp_path / "python")
+    enumeration = crash_points.enumerate_points(
+        crash_points.SCENARIOS["finalization"],
+        tmp_path / "finalization",
+        bin_directory,
+        select=lambda points: list(crash_points.select_points(points, 1, PLAN_FILES)),
+    )
+    assert len(enumeration.points) >= 20 and len(enumeration.outcomes) == len(enumeration.points)
+    assert all(outcome.killed or outcome.failed for outcome in enumeration.outcomes)
+    assert not enumeration.failures, "\n" + crash_points.table([enumeration])

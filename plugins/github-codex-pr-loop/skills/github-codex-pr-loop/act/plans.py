@@ -576,9 +576,9 @@ def rebuild_initial(ctx: Context) -> None:
 # --- recurring plans ------------------------------------------------------------------
 
 
-def _state_input(ctx: Context, directory: statedir.StateDir) -> Document:
+def _state_input(ctx: Context, directory: statedir.StateDir, kind: RecurringKind) -> Document:
     if ctx.options.state is None:
-        return directory.read(statedir.STATE)
+        return _without_unrecorded_plan(directory, directory.read(statedir.STATE), kind)
     from evaluator.canonical import parse_document
     from evaluator.errors import Rejected
 
@@ -588,6 +588,26 @@ def _state_input(ctx: Context, directory: statedir.StateDir) -> Document:
         raise UsageError(f"cannot read --state {ctx.options.state!r}: {error.strerror}") from None
     except Rejected as error:
         raise ActError("state-file-invalid", f"--state: {error}") from None
+
+
+def _without_unrecorded_plan(directory: statedir.StateDir, document: Document, kind: RecurringKind) -> Document:
+    """The state as collected, when a plan of ``kind`` embedded in it is a plan command's, not a claim's.
+
+    Only two commands embed a plan in state.json: ``wakeup --continue``, the
+    plan this wakeup claimed (it stays, and is judged as it is), and a plan
+    command, just before it records the plan (plans/, pending.json) and its
+    verdict. A plan command killed in between leaves a state that asks for
+    the plan's approval or claim, never for the plan, and its rerun would
+    refuse for ever. That embedding is its own work: the rerun takes it out
+    (every plan field back to null, as the collector leaves them) and builds
+    the plan again, the same plan from the same state.
+    """
+    embedded = document.get(f"{kind}_plan_hash")
+    if embedded is None:
+        return document
+    wakeup = ledger.read_wakeup(directory)
+    claimed = set() if wakeup is None else {claim.plan_hash for claim in wakeup.claims}
+    return document if embedded in claimed else recurring.unembed(document)
 
 
 class JudgedState(NamedTuple):
@@ -692,7 +712,7 @@ def where(directory: statedir.StateDir, *, key: str | None = None, plan_hash: st
 def run_plan_remediation(ctx: Context) -> Output:
     directory = ctx.state_dir()
     intent = read_intent(directory)
-    document = _state_input(ctx, directory)
+    document = _state_input(ctx, directory, "remediation")
     args = ctx.options
     if args.no_commands and args.command:
         raise UsageError("give --command or --no-commands, not both")
@@ -772,7 +792,7 @@ def bound_findings(directory: statedir.StateDir, state: RecurringState) -> list[
 
 def run_plan_finalization(ctx: Context) -> Output:
     directory = ctx.state_dir()
-    document = _state_input(ctx, directory)
+    document = _state_input(ctx, directory, "finalization")
     asked, judged = _require_action(directory, document, "plan-finalization")
     manifest = recurring.finalization_manifest(judged.state)
     phase = "two" if asked.reasons == ["finalization-phase-two"] else "one"

@@ -134,5 +134,15 @@ def embed(
     return planned
 
 
+def unembed(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The state as the collector leaves it: no plan, no plan hash, no execution boundary (``embed`` undone)."""
+    collected = copy.deepcopy(dict(state))
+    for kind in ("remediation", "finalization"):
+        collected[f"{kind}_manifest"] = None
+        collected[f"{kind}_plan_hash"] = None
+    collected["execution_boundary"] = None
+    return collected
+
+
 def plan_hash(manifest: Mapping[str, Any]) -> str:
     return digest(dict(manifest))
