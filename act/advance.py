@@ -29,6 +29,7 @@ again while no planned path has changed.
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -392,8 +393,14 @@ def _shown(command: str, given: Mapping[str, object]) -> str:
     words = ["loop.py", command]
     for name, value in given.items():
         flag = _FLAGS.get(name, "--" + name.replace("_", "-"))
-        words += [flag] if value is True else [flag, str(value)]
-    return " ".join(words)
+        text = str(value)
+        if value is True:
+            words.append(flag)
+        elif text.startswith("-"):  # a value that looks like a flag is glued to its own
+            words.append(f"{flag}={shlex.quote(text)}")
+        else:
+            words += [flag, shlex.quote(text)]
+    return " ".join(words)  # as a shell takes it back
 
 
 # Options whose flag is not their name (act/flags.py, ``dest``).

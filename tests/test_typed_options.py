@@ -9,6 +9,7 @@ command ``next`` shows in ``did`` parses back to exactly the options it ran.
 from __future__ import annotations
 
 import argparse
+import shlex
 from dataclasses import fields, replace
 
 import pytest
@@ -55,11 +56,14 @@ def test_a_required_flag_left_out_is_the_usage_error_naming_it():
 
 # What `next` gives the commands it runs (act/advance.py), each value drawn freely.
 _HEX = st.text("0123456789abcdef", min_size=64, max_size=64)
+_TEXT = st.text(min_size=1, max_size=40).filter(str.isprintable)  # an id or key as the tool answers it
 _NEXT_CALLS = st.one_of(
     st.builds(lambda: ("execute", {})),
     st.builds(lambda n: ("automation-create", {"pr": n}), st.integers(1, 10**6)),
-    st.builds(lambda i: ("verify-automation", {"automation_id": i}), st.from_regex(r"[a-z0-9-]{1,40}", fullmatch=True)),
-    st.builds(lambda k: ("wakeup", {"automation_key": k}), st.from_regex(r"[a-z0-9-]{1,40}", fullmatch=True)),
+    st.builds(
+        lambda i: ("verify-automation", {"automation_id": i}), st.text(min_size=1, max_size=40).filter(str.isprintable)
+    ),
+    st.builds(lambda k: ("wakeup", {"automation_key": k}), _TEXT),
     st.builds(
         lambda k: ("wakeup", {"automation_key": k, "continue_wakeup": True}),
         st.from_regex(r"[a-z0-9-]{1,40}", fullmatch=True),
@@ -76,7 +80,7 @@ _NEXT_CALLS = st.one_of(
 def test_every_command_next_runs_parses_back_to_the_options_it_ran(call):
     command, options_given = call
     shown = advance._shown(command, options_given)
-    words = shown.split()
+    words = shlex.split(shown)
     assert words[:2] == ["loop.py", command]
     parsed = Options.parsed(parser().parse_args([*words[1:], "--state-dir", "/tmp/loop"]))
     assert parsed == replace(Options(subcommand=command, state_dir="/tmp/loop"), **options_given)
