@@ -304,11 +304,6 @@ def test_a_branch_is_undone_in_place_so_every_file_keeps_its_identity(tmp_path: 
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="today's hands do not resume from every kill point (each failing one is listed by name and cause; "
-    "`python -m tests.crash_points` prints the table): remove this mark once the journaled core lands",
-)
 @pytest.mark.parametrize("name", sorted(crash_points.SCENARIOS))
 def test_every_kill_point_resumes_to_done_without_a_second_write(name: str, tmp_path: Path):
     """Whole loops killed at each kill point and resumed: every failing point is reported at once.
