@@ -422,7 +422,7 @@ def test_an_upgrade_keeps_a_live_loops_pin_unless_it_changes_code_and_then_only_
         assert private_pin(skill, tmp_path) != pinned
     finally:
         shutil.rmtree(loop)
-    from act import steps  # the stop's words, as the hands give them
+    from act.core import steps  # the stop's words, as the hands give them
 
     said = steps.render(steps.WAKEUP["state-inconsistency"])
     assert "`evaluator-digest-changed`" in said and "wait until every loop has finished or been stopped" in said
