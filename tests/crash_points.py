@@ -15,8 +15,9 @@ points: every write the simulator receives (a REST write, a GraphQL
 mutation, a git push) at each of its phases (``before`` it is applied,
 ``applied`` but unanswered, ``answered``), and every state-file write of the
 loop (``temp``: the new file complete beside the old one, not yet renamed;
-``renamed``: in place; ``answered`` is a kill ``ANSWERED_GRACE_SECONDS``
-after the answer left the simulator). Each kill point is then its own run:
+``renamed``: in place; ``answered``: the client has the answer and is killed
+at the first thing it does after it, its next GitHub write, state-file write
+or exit, so the kill never depends on how fast the machine is). Each kill point is then its own run:
 at that point the running command's whole process group gets SIGKILL, the
 agent reruns the same command (and the next heartbeat runs ``loop.py
 next``), and the scenario goes on. The runs share their past: a second
@@ -79,7 +80,6 @@ from simulator.gh import gh_calls
 
 SITECUSTOMIZE = Path(__file__).resolve().parent / "crash" / "sitecustomize.py"
 DELAY_SECONDS = 180  # Codex answers three simulated minutes after a request (as the demo)
-ANSWERED_GRACE_SECONDS = 0.1  # "answered": the client has its answer; the kill comes this long after
 COMMAND_TIMEOUT_SECONDS = 180
 BRANCH_TIMEOUT_SECONDS = 1200
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -205,6 +205,7 @@ class CrashAgent(Agent):
     result_file: Path | None = None  # set in a branch: where its outcome goes
     progress: TextIO | None = None
     _group: int | None = None
+    _armed: Path | None = None  # the running command's "answered" trigger (tests/crash/sitecustomize.py)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def loop(self, command: str, *args: str, expect_ok: bool = True) -> dict[str, Any]:
@@ -232,6 +233,8 @@ class CrashAgent(Agent):
         self.transcript.append(shown)
         log = self.scratch / f"state-writes-{index}.log"
         plan = self.scratch / f"crash-plan-{index}.json"
+        armed = self.scratch / f"crash-armed-{index}"
+        armed.unlink(missing_ok=True)
         target = self.target
         kill_here = target is not None and target.where == "state" and target.command_index == index
         plan.write_text(
@@ -241,6 +244,7 @@ class CrashAgent(Agent):
                     "log": str(log),
                     "kill_at": target.number if kill_here and target is not None else None,
                     "phase": target.phase if kill_here and target is not None else None,
+                    "armed": str(armed),
                 }
             ),
             encoding="utf-8",
@@ -259,7 +263,7 @@ class CrashAgent(Agent):
             start_new_session=True,  # its own process group: the kill takes the whole tree
         )
         with self._lock:
-            self._group = process.pid
+            self._group, self._armed = process.pid, armed
         try:
             stdout, stderr = process.communicate(timeout=COMMAND_TIMEOUT_SECONDS)
         except subprocess.TimeoutExpired:
@@ -268,7 +272,8 @@ class CrashAgent(Agent):
             raise RuntimeError(f"loop.py {command} ran longer than {COMMAND_TIMEOUT_SECONDS} s") from None
         finally:
             with self._lock:
-                self._group = None
+                self._group, self._armed = None, None
+            armed.unlink(missing_ok=True)
             self._reap(process.pid)
         self.token_lookups.append(gh_calls(self.stack.gh).count("auth token") - asked)
         # Each state file by its path inside its loop's directory (the run id left out).
@@ -364,8 +369,19 @@ class CrashAgent(Agent):
     # -- the simulator's writes ------------------------------------------------------
 
     def on_write(self, kind: str, phase: str, applied: bool | None) -> bool:
-        """``World.write_hook``: count every write; at the kill point, kill the running command's process group."""
+        """``World.write_hook``: count every write; at the kill point, kill the running command's process group.
+
+        An ``answered`` kill point is armed as the write is applied, before its answer is sent (the command
+        waits for it, so arming then is arming the moment it has it): the command dies at the first thing it
+        does next, its next GitHub write (here, dropped) or its next state-file write or exit (in the command,
+        tests/crash/sitecustomize.py).
+        """
         if phase == "before":
+            with self._lock:
+                armed = self._armed
+            if armed is not None and armed.exists():
+                self._kill(f"the write after write {self.github_writes} answered")
+                return True
             self.github_writes += 1
             if self.records:
                 self.records[-1].github.append((self.github_writes, kind))
@@ -373,28 +389,39 @@ class CrashAgent(Agent):
         if phase == "applied" and applied:
             self.applied[kind] += 1
         target = self.target
-        if target is None or target.where != "github" or target.number != number or target.phase != phase:
+        if target is None or target.where != "github" or target.number != number:
             return False
         if self.killed_at is not None:
             return False
         if target.what != kind:
-            self.problems.append(f"the run diverged before the kill point: write {number} was {kind}")
+            if phase == "before":
+                self.problems.append(f"the run diverged before the kill point: write {number} was {kind}")
             return False
-        if phase == "answered":
-            time.sleep(ANSWERED_GRACE_SECONDS)
+        if target.phase == "answered" and phase == "applied":
+            with self._lock:
+                armed = self._armed
+            if armed is None:
+                self.problems.append(f"no command was running at write {number} applied")
+            else:
+                armed.touch()
+            return False
+        if target.phase != phase or phase == "answered":
+            return False
+        self._kill(f"write {number} {phase}")
+        return phase == "before"  # killed before it was applied: the simulator drops it
+
+    def _kill(self, where: str) -> None:
         with self._lock:
             group = self._group
         if group is None:
-            self.problems.append(f"no command was running at write {number} {phase}")
-            return False
+            self.problems.append(f"no command was running at {where}")
+            return
         try:
             if not _group_has_members(group):  # ended and reaped: its number may be another group's by now
                 raise ProcessLookupError
             os.killpg(group, signal.SIGKILL)
         except ProcessLookupError:
-            self.problems.append(f"the command had ended before the kill at write {number} {phase}")
-            return False
-        return phase == "before"  # killed before it was applied: the simulator drops it
+            self.problems.append(f"the command had ended before the kill at {where}")
 
     # -- state files -----------------------------------------------------------------
 

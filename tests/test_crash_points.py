@@ -165,12 +165,15 @@ def living_in_group(group: int) -> list[str]:
     return living
 
 
-def write_three(crash_bin: Path, tmp_path: Path, kill_at: int | None, phase: str | None) -> tuple[int, Path, Path]:
+def write_three(
+    crash_bin: Path, tmp_path: Path, kill_at: int | None, phase: str | None, armed: Path | None = None
+) -> tuple[int, Path, Path]:
     """Three state writes in a child of its own process group (like a command), killed as planned."""
     state_root = tmp_path / "state" / "github-codex-pr-loop"
     state_root.parent.mkdir(parents=True)
     log, plan = tmp_path / "writes.log", tmp_path / "plan.json"
-    plan.write_text(json.dumps({"root": str(state_root), "log": str(log), "kill_at": kill_at, "phase": phase}))
+    planned = {"root": str(state_root), "log": str(log), "kill_at": kill_at, "phase": phase}
+    plan.write_text(json.dumps({**planned, "armed": str(armed) if armed else None}))
     environment = {"PATH": f"{crash_bin}:/usr/bin:/bin", "LOOP_CRASH_PLAN": str(plan)}
     # A grandchild in the same group: the kill takes the whole tree, not just the writer.
     script = f"sleep 30 & exec python3 -I -B -c {shlex.quote(WRITER)} {shlex.quote(str(ROOT))} {state_root / 'run'}"
@@ -180,14 +183,15 @@ def write_three(crash_bin: Path, tmp_path: Path, kill_at: int | None, phase: str
     output, _ = process.communicate(timeout=60)
     leftover = living_in_group(process.pid)
     for _ in range(50):  # a group's SIGKILL lands asynchronously: a loaded machine may show it a moment longer
-        if not leftover or kill_at is None:
+        if not leftover or (kill_at is None and armed is None):
             break
         time.sleep(0.1)
         leftover = living_in_group(process.pid)
     if leftover:
         os.killpg(process.pid, signal.SIGKILL)  # the sleep of a run that was not killed
-    assert not leftover or kill_at is None, "a process of the killed group survived"
-    assert (output == "finished\n") is (kill_at is None)
+    killed = kill_at is not None or (armed is not None and armed.exists())
+    assert not leftover or not killed, "a process of the killed group survived"
+    assert (output == "finished\n") is (kill_at is None and armed is None)
     return process.returncode, state_root / "run", log
 
 
@@ -216,6 +220,34 @@ def test_a_kill_at_renamed_leaves_the_new_file_in_place(crash_bin: Path, tmp_pat
     assert status == -signal.SIGKILL
     assert json.loads((state / "first.json").read_text()) == {"n": 2}
     assert sorted(p.name for p in state.iterdir()) == ["first.json"]
+
+
+def test_an_armed_answer_kills_at_the_next_state_write(crash_bin: Path, tmp_path: Path):
+    """A GitHub write's "answered" point armed before the command goes on: its first state write is the kill."""
+    armed = tmp_path / "armed"
+    armed.touch()
+    status, state, log = write_three(crash_bin, tmp_path, None, None, armed)
+    assert status == -signal.SIGKILL
+    assert not log.exists()  # killed before the first write was even counted
+    (temporary,) = state.iterdir()  # the first write's complete temporary file, never renamed into place
+    assert temporary.name.startswith(".first.json.") and json.loads(temporary.read_text()) == {"n": 1}
+
+
+def test_an_armed_answer_kills_a_command_that_only_exits(crash_bin: Path, tmp_path: Path):
+    """A command with nothing left to write after the answer dies as it exits: the kill point is never missed."""
+    armed = tmp_path / "armed"
+    armed.touch()
+    state_root = tmp_path / "state" / "github-codex-pr-loop"
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"root": str(state_root), "log": str(tmp_path / "log"), "armed": str(armed)}))
+    environment = {"PATH": f"{crash_bin}:/usr/bin:/bin", "LOOP_CRASH_PLAN": str(plan)}
+    process = subprocess.run(
+        ["python3", "-I", "-B", "-c", "print('finished')"], env=environment, start_new_session=True, timeout=60
+    )
+    assert process.returncode == -signal.SIGKILL
+    armed.unlink()
+    quiet = subprocess.run(["python3", "-I", "-B", "-c", "pass"], env=environment, start_new_session=True, timeout=60)
+    assert quiet.returncode == 0
 
 
 # -- the enumeration and its report --------------------------------------------------------------
