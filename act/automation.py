@@ -69,7 +69,8 @@ def _record(directory: statedir.StateDir) -> AutomationProgress:
     if record is None:
         raise ActError(
             "automation-not-started",
-            "no automation was requested for this loop; start with `loop.py automation-create`",
+            "no automation was requested for this loop; start with "
+            + steps.row("bootstrap", where(directory)).partition(";")[0],
             path="/automation",
         )
     return record
@@ -105,18 +106,34 @@ def pending_payload(record: AutomationProgress) -> Document | None:
     return rebuilt[record.stage]() if record.stage in rebuilt else None
 
 
+# Where each stage's pending payload stands in the bootstrap's row (act/core/steps.py): its ``tool`` step.
+_BOOTSTRAP_TOOL: dict[AutomationStage, int] = {"create-requested": 1, "prompt-requested": 2, "activate-requested": 3}
+
+
 def _again(directory: statedir.StateDir, record: AutomationProgress, payload: Document) -> Output:
     """A hand-off whose effect the registry does not show yet: its payload again, unchanged."""
-    verify = f"`loop.py verify-automation --state-dir {directory.path}" + (
-        " --id ID` with the automationId it answers" if payload["mode"] == "create" else "`"
-    )
     return {
         "outcome": "payload-pending",
         "automation_key": record.key,
         "payload": payload,
-        "next": "the registry does not show this payload's effect yet: call automation_update with it exactly "
-        f"(it is the one printed before, unchanged), then {verify}",
+        "next": "the registry does not show this payload's effect yet (it is the one printed before, unchanged): "
+        + _tool_next(directory, record.stage),
     }
+
+
+def _tool_next(directory: statedir.StateDir, stage: AutomationStage) -> str:
+    """The rest of the row from the tool call that ``stage``'s payload asks for (act/core/steps.py)."""
+    if stage in _BOOTSTRAP_TOOL:
+        return steps.starting_at("bootstrap", "tool", where(directory), nth=_BOOTSTRAP_TOOL[stage])
+    if stage == "pause-requested":
+        return _PAUSE_FIRST + steps.starting_at("bootstrap", "verify-automation", where(directory))
+    return _in_row(directory, verdicts.last_action(directory), "automation-delete") or steps.after(
+        "bootstrap-rejected", "automation-delete", where(directory)
+    )
+
+
+# Off the row: Codex saved the PAUSED stub ACTIVE (a known defect); the pause comes before anything else.
+_PAUSE_FIRST = "the stub was saved ACTIVE: call `automation_update` with its `payload` before anything else; then "
 
 
 def _require_stage(record: AutomationProgress, *stages: AutomationStage) -> None:
@@ -146,7 +163,8 @@ def run_create(ctx: Context) -> Output:
         raise ActError(
             "automation-already-requested",
             f"an automation was already requested for this loop (stage {record.stage}); nothing is requested "
-            f"again: go on with `loop.py verify-automation --state-dir {directory.path}`",
+            f"again: go on with {where(directory).fill(steps.Run('verify-automation').text())} (it prints "
+            "whatever payload is still pending)",
             path="/automation",
         )
     key = markers.automation_key(policy.HOST, intent.repository, pr_number, intent.run_id)
@@ -171,11 +189,7 @@ def _create_answer(directory: statedir.StateDir, key: str, payload: Document) ->
     return {
         "automation_key": key,
         "payload": payload,
-        "next": (
-            "call automation_update with this payload exactly, then run `loop.py verify-automation --state-dir "
-            f"{directory.path} --id ID` with the "
-            "automationId it answers"
-        ),
+        "next": steps.starting_at("bootstrap", "tool", where(directory, key=key)),
     }
 
 
@@ -185,7 +199,7 @@ def _create_again(ctx: Context, directory: statedir.StateDir, record: Automation
         return {
             "automation_key": record.key,
             "outcome": "already-created",
-            "next": f"`loop.py verify-automation --state-dir {directory.path}` (the registry holds the automation)",
+            "next": steps.starting_at("bootstrap", "verify-automation", where(directory, key=record.key)),
         }
     payload = pending_payload(record)
     assert payload is not None  # create-requested always has one
@@ -206,7 +220,7 @@ def run_prompt(ctx: Context) -> Output:
             "automation_key": record.key,
             "rendered_prompt_sha256": record.rendered_prompt_sha256,
             "payload": again,
-            "next": _prompt_next(directory),
+            "next": _tool_next(directory, "prompt-requested"),
         }
     _require_stage(record, "stub-paused")
     document = sources.prompt_document(
@@ -218,7 +232,8 @@ def run_prompt(ctx: Context) -> Output:
         raise ActError(
             "prompt-rejected",
             "the evaluator did not accept the bootstrap: the loop never started; do not update or activate the stub; "
-            "delete the PAUSED stub with `loop.py automation-delete` and report the errors",
+            "delete the PAUSED stub and report the errors: "
+            + steps.row("bootstrap-rejected", where(directory, key=record.key)),
             details={"evaluation": verdict.output},
         )
     result = judge.require_accepted(verdict, "the bootstrap")
@@ -230,15 +245,8 @@ def run_prompt(ctx: Context) -> Output:
         "automation_key": result.automation_key,
         "rendered_prompt_sha256": result.rendered_prompt_sha256,
         "payload": payload,
-        "next": _prompt_next(directory),
+        "next": _tool_next(directory, "prompt-requested"),
     }
-
-
-def _prompt_next(directory: statedir.StateDir) -> str:
-    return (
-        "call automation_update with this payload exactly (the prompt is three lines, no trailing newline), then "
-        f"`loop.py verify-automation --state-dir {directory.path}`"
-    )
 
 
 # --- automation-delete ---------------------------------------------------------------------
@@ -263,8 +271,7 @@ def run_delete(ctx: Context) -> Output:
     return {
         "payload": payload,
         "next": _in_row(directory, None if last is None else last.action, "automation-delete")
-        or f"pass this payload to automation_update unchanged; then `loop.py verify-automation --state-dir "
-        f"{directory.path}`; then tell the person the bootstrap was rejected (the loop never started)",
+        or steps.after("bootstrap-rejected", "automation-delete", where(directory, key=record.key)),
     }
 
 
@@ -357,7 +364,7 @@ def _verify_deleted(directory: statedir.StateDir, record: AutomationProgress, ow
         return {
             "outcome": "deleted",
             "next": _in_row(directory, verdicts.last_action(directory), "verify-automation")
-            or "the automation is gone; tell the person the bootstrap was rejected (the loop never started)",
+            or steps.after("bootstrap-rejected", "verify-automation", where(directory, key=record.key)),
         }
     if record.stage == "delete-requested" and [r["id"] for r in owned] == [record.id]:
         return _again(directory, record, _pending(record))  # still there: the delete not applied yet
@@ -381,17 +388,14 @@ def _verify_stub(directory: statedir.StateDir, record: AutomationProgress, obser
         return {
             "outcome": "created-active",
             "payload": payload,
-            "next": (
-                "the stub was saved ACTIVE: call automation_update with this payload before anything else, then "
-                f"`loop.py verify-automation --state-dir {directory.path}`"
-            ),
+            "next": _tool_next(directory, "pause-requested"),
         }
     _require_clean(observed, record, status="PAUSED", prompt_sha256=record.inert_prompt_sha256)
     _save(directory, record, "stub-paused")
     return {
         "outcome": "stub-paused",
         "automation_id": automation_id,
-        "next": f"`loop.py automation-prompt --state-dir {directory.path}`",
+        "next": steps.starting_at("bootstrap", "automation-prompt", where(directory, key=record.key)),
     }
 
 
@@ -406,8 +410,7 @@ def _verify_prompt(directory: statedir.StateDir, record: AutomationProgress, obs
     return {
         "outcome": "prompt-verified",
         "payload": payload,
-        "next": "call automation_update with this payload exactly, then `loop.py verify-automation --state-dir "
-        f"{directory.path}`",
+        "next": _tool_next(directory, "activate-requested"),
     }
 
 
@@ -432,8 +435,7 @@ def _verify_active(directory: statedir.StateDir, record: AutomationProgress, obs
             where(directory, plan_hash=None if pending is None else pending.plan_hash),
         )
         if in_wakeup
-        else "the loop is live: end this turn; every wakeup starts with `loop.py wakeup --state-dir "
-        f"{directory.path} --automation-key {record.key}`",
+        else steps.after("bootstrap", "verify-automation", where(directory, key=record.key), nth=3),
     }
 
 

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeGuard, get_args
 
-from act.core import statedir
+from act.core import statedir, steps
 from act.core.errors import ActError
 from act.core.jsonedge import Output
 from act.core.state_models import (
@@ -59,13 +59,11 @@ from observe.git.paths import recheck_path_records
 
 LEDGER = "execution.json"
 AGENT_OPERATIONS: tuple[OperationName, ...] = ("edit-files",)
-# What the agent does at each hand-off (inside a wakeup the command line says the rest of the row).
-HANDOFFS: dict[OperationName, str] = {
-    "bootstrap-automation": (
-        "`loop.py automation-create --state-dir {state_dir} --pr {pr_number}`, then the automation steps SKILL.md gives"
-    ),
-    "update-automation": "`loop.py verify-automation --state-dir {state_dir}`",
-    "delete-owned-automation": "`loop.py automation-delete --state-dir {state_dir}`",
+# What the agent does at each hand-off: the rest of its row from this step (act/core/steps.py).
+HANDOFFS: dict[OperationName, tuple[steps.Row, str]] = {
+    "bootstrap-automation": ("bootstrap", "automation-create"),
+    "update-automation": ("execute-remediation", "verify-automation"),
+    "delete-owned-automation": ("finish-finalization", "automation-delete"),
 }
 _OPERATION_NAMES: frozenset[str] = frozenset(get_args(OperationName))
 
@@ -287,14 +285,17 @@ def execute(job: Job, *, only: str | None = None, one: bool = False) -> Executio
 
 def _next_words(job: Job, entry: Entry, performed: list[Performed], remaining: str | None) -> str:
     last = performed[-1] if performed else None
+    here = steps.Where(state_dir=job.directory.path, plan_hash=job.plan_hash, pr_number=entry.facts.pr_number)
     if last and last.operation == "edit-files" and last.outcome == "awaiting-edit":
         paths = _paths(job)
-        return f"edit exactly these paths, in place (open, truncate, write): {paths}; then `loop.py execute`"
+        edit = f"edit exactly these paths, in place (open, truncate, write): {paths}; then "
+        return edit + steps.after("execute-remediation", "edit", here)
     if last and last.outcome == "handed-off":
-        return HANDOFFS[last.operation].format(pr_number=entry.facts.pr_number, state_dir=job.directory.path)
+        row, step = HANDOFFS[last.operation]
+        return steps.starting_at(row, step, here)
     if remaining is None:
         return "the plan's operations are done"
-    return f"`loop.py execute --state-dir {job.directory.path}` (next: {remaining})"
+    return f"{steps.command('execute', here)} (next: {remaining})"
 
 
 def _paths(job: Job) -> list[str]:
@@ -448,6 +449,9 @@ def _commit(job: Job, entry: Entry) -> str:
         with job.git() as git:
             git.require_paths_unchanged(manifest.path_records, "before staging")
             if git.head() == manifest.current_head_sha:
+                if not entry.facts.staging_begun:
+                    entry.learn(staging_begun=True)
+                    entry.save()
                 git.stage(manifest.paths, manifest.path_records)
             outcome, head = git.commit(manifest.current_head_sha, message, manifest.paths)
     entry.learn(final_head_sha=head)

@@ -500,21 +500,11 @@ def _setup(world: sources.World, identity: CommitIdentity) -> Setup:
     )
 
 
-def _execute_initial(directory: statedir.StateDir) -> str:
-    return (
-        f"run `loop.py execute --state-dir {directory.path}`: immediately before fetch-base it rebuilds the plan "
-        "from fresh observations and has the evaluator check it against the approved hash"
-    )
-
-
 def _after_init(mode: str, directory: statedir.StateDir) -> str:
+    """The initial row (act/core/steps.py): approved by the person first, unless autonomous."""
     if mode == "autonomous":
-        return _execute_initial(directory)
-    return (
-        "show the approval summary; when the person replies with the exact hash, run `loop.py next --state-dir "
-        f"{directory.path} --approve HASH` with it (one at a time: `loop.py approve --state-dir {directory.path} "
-        f"--hash HASH`, then {_execute_initial(directory)})"
-    )
+        return steps.starting_at("initial", "execute", where(directory))
+    return steps.row("initial", where(directory))
 
 
 # --- the initial plan's rebuild (execute, before fetch-base) -----------------------------
@@ -852,7 +842,7 @@ def run_approve(ctx: Context) -> Output:
     approval = build(Approval, {"plan_hash": named, "kind": pending.kind, "approved_at": statedir.now_text()})
     directory.write_model(statedir.APPROVAL, approval)
     after = (
-        _execute_initial(directory)
+        steps.starting_at("initial", "execute", where(directory))
         if pending.kind == "initial"
         else "the next wakeup carries this approval; rebuild the plan there with the same choices"
     )

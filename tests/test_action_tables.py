@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from evaluator.actions import ACTIONS, CLEANUP_STOPS, WRITE_ACTIONS
@@ -21,7 +22,9 @@ def _section(text: str, heading: str) -> str:
 
 def _table(text: str) -> list[list[str]]:
     """The cells of every body row of the first markdown table in text."""
-    rows = [line for line in text.splitlines() if line.startswith("|")]
+    lines = text.splitlines()
+    first = next(index for index, line in enumerate(lines) if line.startswith("|"))
+    rows = list(itertools.takewhile(lambda line: line.startswith("|"), lines[first:]))
     return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[2:]]
 
 

@@ -299,7 +299,19 @@ def test_a_remediation_staged_before_a_kill_commits_once(stack, capsys):
     assert loop("execute", *where)["performed"] == [{"operation": "edit-files", "outcome": "awaiting-edit"}]
     _edit(stack)
     assert loop("execute", *where, "--one")["performed"] == [{"operation": "edit-files", "outcome": "done"}]
-    # Killed after the commit's `git add` finished, before `git commit`: the index holds the planned path.
+    # Staged by someone else (the ledger never said staging began): not this plan's own effect, so it is judged
+    # afresh, and a staged index is not the plan the person approved.
+    git(stack.checkout, "add", "--all", "--", "README.md")
+    refused = loop("execute", *where, status=1)
+    assert refused["ok"] is False and refused["errors"][0]["code"] == "plan-drifted", refused
+    assert git(stack.checkout, "rev-parse", "HEAD") == head
+    git(stack.checkout, "reset", "--quiet")
+    # Killed after the commit's `git add` finished, before `git commit`: the ledger says its staging began
+    # (saved before `git add`) and the index holds the planned path.
+    directory = statedir.StateDir(Path(where[1]))
+    ledger = directory.read("execution.json")
+    ledger["plans"][-1]["facts"]["staging_begun"] = True
+    directory.write("execution.json", ledger)
     git(stack.checkout, "add", "--all", "--", "README.md")
     assert git(stack.checkout, "diff", "--cached", "--name-only") == "README.md"
     finished = loop("execute", *where)

@@ -274,6 +274,7 @@ def test_the_single_commands_table_is_the_steps_table():
     from act.core import steps
 
     assert steps.commands_table() in HANDS
+    assert steps.outside_table() in HANDS  # the initial plan, the bootstrap, a rejected bootstrap
 
 
 def assert_next_is_skill_md(result, stack):

@@ -292,6 +292,10 @@ class ExecutionFacts(Strict):
     reply_marker: str | None
     next_round: PositiveInt | None
     handed_off: list[str]  # the automation steps handed to the agent
+    # Saved just before a remediation's commit stages its paths (write-ahead): only then can the index hold
+    # this plan's own staging, so only then does a rerun look for it (one git status fewer in every round).
+    # Absent in ledgers written before it existed: false.
+    staging_begun: bool = False
 
 
 class PlanExecution(Strict):

@@ -133,7 +133,7 @@ def _recurring_recheck(
         # the plan's own effect seen in git or on GitHub counts as well (never as drift).
         state = None
         if isinstance(pending, RemediationPlan):
-            unchanged = "commit" not in entry.done and not _own_git_effect(ctx, pending.manifest, operation)
+            unchanged = "commit" not in entry.done and not _own_git_effect(ctx, pending.manifest, operation, entry)
         else:
             unchanged = not entry.done
             if unchanged:
@@ -166,20 +166,21 @@ def _thread_ids(verdict: StateVerdict | None) -> list[str] | None:
     return list(verdict.thread_ids) if isinstance(verdict, (ExecuteRemediation, ExecuteFinalization)) else None
 
 
-def _own_git_effect(ctx: Context, manifest: RemediationManifest, operation: str) -> bool:
+def _own_git_effect(ctx: Context, manifest: RemediationManifest, operation: str, entry: core.Entry) -> bool:
     """Whether the checkout shows a remediation's own commit or, at the commit, its own staging.
 
     A crash can fall between the write and its ledger entry: HEAD moved off the
-    planned head (the commit made), or, when the commit is the next operation,
-    exactly planned paths staged and nothing else changed (``git add`` done,
-    ``git commit`` not). Only ``commit`` stages in a remediation, so staging seen
-    before it is this plan's; the commit then checks the path records again.
+    planned head (the commit made), or, when the commit is the next operation
+    and the ledger says its staging began, exactly planned paths staged and
+    nothing else changed (``git add`` done, ``git commit`` not). Only ``commit``
+    stages in a remediation, and it saves ``staging_begun`` first, so staging
+    seen then is this plan's; the commit then checks the path records again.
     """
     directory_checkout = plans.read_intent(ctx.state_dir()).checkout
     with _git(ctx, directory_checkout, manifest.repository) as git:
         if git.head() != manifest.current_head_sha:
             return True
-        if operation != "commit":
+        if operation != "commit" or not entry.facts.staging_begun:
             return False
         changed = git.changed_names()
     staged = set(changed["staged"])
@@ -314,7 +315,8 @@ def _recurring_job(ctx: Context, directory: statedir.StateDir, pending: Recurrin
     if pending.plan_hash not in {claim.plan_hash for claim in current.claims}:
         raise ActError(
             "plan-not-claimed",
-            f"this wakeup holds no claim for {pending.plan_hash}: post it with `loop.py claim` first",
+            f"this wakeup holds no claim for {pending.plan_hash}: post it with "
+            f"{steps.command('claim', plans.where(directory))} first",
             path="/plan_hash",
         )
     last = verdicts.read_last(directory)
@@ -391,7 +393,7 @@ def _next_in_wakeup(directory: statedir.StateDir, pending: RecurringPlan, result
     if performed and performed[-1].outcome == "awaiting-edit" and isinstance(pending.manifest, RemediationManifest):
         return f"edit exactly these paths, in place: {pending.manifest.paths}; then " + steps.after(row, "edit", here)
     if result.next_operation is not None:
-        return f"`loop.py execute --state-dir {directory.path}` (next: {result.next_operation})"
+        return f"{steps.command('execute', here)} (next: {result.next_operation})"
     return steps.after(row, "execute", here, nth=2 if row == "execute-remediation" else 1)
 
 

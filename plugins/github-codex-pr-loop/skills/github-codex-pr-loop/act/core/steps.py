@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from evaluator.vocabulary import ActionName
 
@@ -134,6 +135,63 @@ WAKEUP: dict[ActionName, tuple[Step, ...]] = {
 }
 
 
+# The bootstrap, after the initial plan's ``execute`` made the PR and asked for round 0: no evaluator action
+# names it (the wakeups start once it is over), but its commands say what is next the same way.
+BOOTSTRAP: tuple[Step, ...] = (
+    Run("automation-create", "--pr PR_NUMBER"),
+    Do("tool", "call `automation_update` with its `payload` exactly"),
+    Run("verify-automation", "--id ID"),
+    Do("note", "`ID`: the `automationId` it answered; without `--id` verify reads it from the registry"),
+    Run("automation-prompt"),
+    Do("tool", "call `automation_update` with its `payload` exactly (the prompt is three lines, no trailing newline)"),
+    Run("verify-automation"),
+    Do("tool", "call `automation_update` with its `payload` exactly (the activation)"),
+    Run("verify-automation"),
+    Do(
+        "nothing",
+        "nothing more now: the loop is live; end this turn (every heartbeat runs `loop.py next --state-dir DIR`)",
+    ),
+)
+
+# The initial plan, after ``init`` printed it: the person approves it, then it is executed (autonomous mode
+# starts at ``execute``); the bootstrap follows.
+INITIAL: tuple[Step, ...] = (
+    Do("show", "show the `approval_summary` to the person"),
+    Do(
+        "note",
+        "when they reply with the exact hash, run `loop.py next --state-dir DIR --approve HASH` with it; one command "
+        "at a time, the two that follow",
+    ),
+    Run("approve", "--hash HASH"),
+    Run("execute"),
+    Do(
+        "note",
+        "immediately before fetch-base it rebuilds the plan from fresh observations and has the evaluator check it "
+        "against the approved hash",
+    ),
+)
+
+# A bootstrap the evaluator rejected (``prompt-rejected``): the PAUSED stub is deleted, never updated.
+BOOTSTRAP_REJECTED: tuple[Step, ...] = (
+    *_CLEANUP[:3],
+    Do("tell", "tell the person the bootstrap was rejected (the loop never started)"),
+)
+
+OutsideWakeups = Literal["initial", "bootstrap", "bootstrap-rejected"]
+Row = ActionName | OutsideWakeups
+_OUTSIDE_WAKEUPS: dict[OutsideWakeups, tuple[Step, ...]] = {
+    "initial": INITIAL,
+    "bootstrap": BOOTSTRAP,
+    "bootstrap-rejected": BOOTSTRAP_REJECTED,
+}
+
+
+def _steps(row: Row) -> tuple[Step, ...]:
+    if row == "initial" or row == "bootstrap" or row == "bootstrap-rejected":
+        return _OUTSIDE_WAKEUPS[row]
+    return WAKEUP[row]
+
+
 def notifies(action: ActionName, act: str) -> bool:
     """Whether the person must be told now when ``next`` stops at the agent's ``act`` in ``action``'s row.
 
@@ -151,9 +209,11 @@ class Where:
     state_dir: Path | str | None = None
     key: str | None = None
     plan_hash: str | None = None
+    pr_number: int | None = None
 
     def fill(self, text: str) -> str:
-        for placeholder, value in (("DIR", self.state_dir), ("KEY", self.key), ("H", self.plan_hash)):
+        filled = (("DIR", self.state_dir), ("KEY", self.key), ("H", self.plan_hash), ("PR_NUMBER", self.pr_number))
+        for placeholder, value in filled:
             if value is not None:
                 text = re.sub(rf"\b{placeholder}\b", str(value).replace("\\", "\\\\"), text)
         return text
@@ -170,21 +230,26 @@ def render(steps: tuple[Step, ...]) -> str:
     return text
 
 
-def row(action: ActionName, where: Where) -> str:
-    """The whole row: what a command that emitted ``action`` says to do."""
-    return where.fill(render(WAKEUP[action]))
+def command(name: str, where: Where, args: str = "") -> str:
+    """One ``loop.py`` command as the table types it, filled in (a step named outside a row's order)."""
+    return where.fill(Run(name, args).text())
 
 
-def starting_at(action: ActionName, key: str, where: Where, *, nth: int = 1) -> str:
+def row(action: Row, where: Where) -> str:
+    """The whole row: what a command that emitted ``action`` (or the bootstrap) says to do."""
+    return where.fill(render(_steps(action)))
+
+
+def starting_at(action: Row, key: str, where: Where, *, nth: int = 1) -> str:
     """The row from its ``nth`` step named ``key`` on (that step included)."""
-    steps = WAKEUP[action]
+    steps = _steps(action)
     found = [index for index, step in enumerate(steps) if step.key == key]
     return where.fill(render(steps[found[nth - 1] :]))
 
 
-def after(action: ActionName, key: str, where: Where, *, nth: int = 1) -> str:
+def after(action: Row, key: str, where: Where, *, nth: int = 1) -> str:
     """The row after its ``nth`` step named ``key``: what a command at that step says next."""
-    steps = WAKEUP[action]
+    steps = _steps(action)
     found = [index for index, step in enumerate(steps) if step.key == key]
     rest = steps[found[nth - 1] + 1 :]
     return where.fill(render(rest)) if rest else "nothing more in this wakeup"
@@ -204,5 +269,21 @@ def commands_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+_OUTSIDE_WHEN: dict[OutsideWakeups, str] = {
+    "initial": "after `init`",
+    "bootstrap": "after the initial plan's `execute`",
+    "bootstrap-rejected": "after `automation-prompt` refused `prompt-rejected`",
+}
+
+
+def outside_table() -> str:
+    """The rows outside the wakeups (references/hands.md), rendered like the single commands' table."""
+    lines = ["| row | when | you do |", "| --- | --- | --- |"]
+    lines += [f"| `{name}` | {_OUTSIDE_WHEN[name]} | {render(row)} |" for name, row in _OUTSIDE_WAKEUPS.items()]
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
     print(commands_table(), end="")
+    print()
+    print(outside_table(), end="")
