@@ -9,6 +9,7 @@ a command is run again.
 from __future__ import annotations
 
 import copy
+import hashlib
 from datetime import timedelta
 
 import pytest
@@ -172,6 +173,28 @@ def _edit(stack) -> None:
         handle.seek(0)
         handle.truncate()
         handle.write(content + "\nFixed.\n")
+
+
+def test_the_edit_is_seen_after_the_hand_off_or_before_it_and_never_assumed(stack, capsys):
+    """The hand-off saves each planned path's content; the edit is seen by its change (or by git, made before)."""
+    loop, where, _ = _to_execute_remediation(stack, capsys)
+    directory = statedir.StateDir(where[1])
+    assert loop("execute", *where, "--one")["performed"][0]["outcome"] == "awaiting-edit"
+    (baseline,) = [e["facts"]["edit_baseline"] for e in directory.read("execution.json")["plans"] if e["done"] == []]
+    readme = (stack.checkout / "README.md").read_bytes()
+    assert baseline == [{"path": "README.md", "sha256": hashlib.sha256(readme).hexdigest()}]
+    # Rerun before any edit (the hand-off lost to a kill, or never read): handed off again, nothing assumed.
+    assert loop("execute", *where, "--one")["performed"][0]["outcome"] == "awaiting-edit"
+    # An edit made before the hand-off: the contents equal the saved ones, and git shows the change.
+    _edit(stack)
+    ledger = directory.read("execution.json")
+    for entry in ledger["plans"]:
+        if entry["facts"]["edit_baseline"] is not None:
+            entry["facts"]["edit_baseline"][0]["sha256"] = hashlib.sha256(
+                (stack.checkout / "README.md").read_bytes()
+            ).hexdigest()
+    directory.write("execution.json", ledger)
+    assert loop("execute", *where, "--one")["performed"] == [{"operation": "edit-files", "outcome": "done"}]
 
 
 def test_remediation_operations_survive_a_crash_after_each_write(stack, capsys):

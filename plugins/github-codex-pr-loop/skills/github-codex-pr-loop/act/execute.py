@@ -24,6 +24,7 @@ Two kinds of operation are not the executor's to perform:
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from act.core.state_models import (
     PendingPlan,
     PlanExecution,
     PlanKind,
+    PlannedContent,
     build,
     updated,
 )
@@ -351,17 +353,43 @@ def _edit_files(job: Job, entry: Entry) -> str:
         if not entry.facts.edit_rechecked:
             job.recheck("edit-files", entry)
             git.require_paths_unchanged(records, "before the edit")
-            entry.learn(edit_rechecked=True)
+            baseline = [content.as_dict() for content in _planned_contents(git.worktree, manifest.paths)]
+            entry.learn(edit_rechecked=True, edit_baseline=baseline)
             entry.save()
             return "awaiting-edit"
         _require_in_place(git.worktree, records)
-        changed = git.changed_names()
-        if not set(manifest.paths) & {name for names in changed.values() for name in names}:
+        if not _edited(git, manifest.paths, entry.facts.edit_baseline):
             return "awaiting-edit"  # not edited yet (the hand-off may never have been seen): handed off again
         git.require_paths_unchanged(records, "after the edit, before staging")
     entry.finish("edit-files")
     entry.save()
     return "done"
+
+
+def _planned_contents(worktree: str, paths: list[str]) -> list[PlannedContent]:
+    """Each planned path's content digest now (null: absent, or not a regular file)."""
+    contents = []
+    for path in paths:
+        full = os.path.join(worktree, path)
+        digest = None
+        if os.path.isfile(full):
+            with open(full, "rb") as handle:
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        contents.append(PlannedContent(path=path, sha256=digest))
+    return contents
+
+
+def _edited(git: GitWriter, paths: list[str], baseline: list[PlannedContent] | None) -> bool:
+    """Whether a planned path was changed: since the hand-off (no git needed), or else against HEAD and index.
+
+    The usual edit comes after the hand-off, and the contents show it. Unchanged contents may still be an
+    edit made before the hand-off (an agent that fixed first), or a ledger from before the baseline was kept:
+    git's staged, unstaged and untracked names decide then.
+    """
+    if baseline is not None and _planned_contents(git.worktree, paths) != baseline:
+        return True
+    changed = git.changed_names()
+    return bool(set(paths) & {name for names in changed.values() for name in names})
 
 
 def _require_in_place(worktree: str, records: list[PathRecord]) -> None:

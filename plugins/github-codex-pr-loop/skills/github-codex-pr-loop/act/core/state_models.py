@@ -270,6 +270,13 @@ class AutomationProgress(Strict):
     payload: str | None = None
 
 
+class PlannedContent(Strict):
+    """A planned path's content when the edit was handed off: its SHA-256, null when absent or not a file."""
+
+    path: RepoPath
+    sha256: Digest | None
+
+
 class ValidationRun(Strict):
     """One validation command's run (its output is kept beside the ledger, under ``validation/``)."""
 
@@ -296,6 +303,9 @@ class ExecutionFacts(Strict):
     # this plan's own staging, so only then does a rerun look for it (one git status fewer in every round).
     # Absent in ledgers written before it existed: false.
     staging_begun: bool = False
+    # The planned paths' contents when the edit was handed off: a later call that sees them changed knows the
+    # edit was made without asking git. Absent in ledgers written before it existed: null.
+    edit_baseline: list[PlannedContent] | None = None
 
 
 class PlanExecution(Strict):
