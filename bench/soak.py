@@ -354,6 +354,13 @@ def report(soak: Soak, wall: float, load: tuple[float, float]) -> None:
         f"tool calls); "
         f"{len(world.log)} API requests ({', '.join(f'{n} x {s}' for s, n in sorted(statuses.items()))})"
     )
+    # Every answer of 400 or above, by route: the permission probes' 422s are expected, anything else is not.
+    failing = Counter(
+        f"{status} {method} {re.sub(r'/[0-9]+', '/N', path.split('?')[0])}"
+        for method, path, status in world.log
+        if status >= 400
+    )
+    print(f"answers of 400 or above: {', '.join(f'{n} x {route}' for route, n in sorted(failing.items())) or 'none'}")
     refused = Counter(f"{method} {re.sub(r'/[0-9]+', '/N', path)}" for _, method, path in world.secondary_refusals)
     print(
         f"content-generating requests of the shared token: {sum(world.content_generated.values())}; refused by "
