@@ -9,6 +9,7 @@ command ``next`` shows in ``did`` parses back to exactly the options it ran.
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 from dataclasses import fields, replace
 
@@ -21,6 +22,7 @@ from act.cli import TABLE, parser
 from act.core.errors import UsageError
 from act.core.options import Options
 from act.core.options import given as required
+from tests.helpers import ROOT
 
 COMMANDS = [row.name for row in TABLE]
 FIELDS = {field.name: field for field in fields(Options)}
@@ -84,3 +86,34 @@ def test_every_command_next_runs_parses_back_to_the_options_it_ran(call):
     assert words[:2] == ["loop.py", command]
     parsed = Options.parsed(parser().parse_args([*words[1:], "--state-dir", "/tmp/loop"]))
     assert parsed == replace(Options(subcommand=command, state_dir="/tmp/loop"), **options_given)
+
+
+# --- every command a message names ------------------------------------------------------------------
+
+_NAMED = re.compile(r"`loop\.py ([a-z][a-z-]*)((?: [^`]*)?)`")
+_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z-]*)")
+
+
+def _named_commands() -> list[tuple[str, str, str]]:
+    """(file, command, the rest of the backticked text) for every `loop.py …` in the hands' code and SKILL.md."""
+    named = []
+    sources = [*sorted((ROOT / "act").rglob("*.py")), ROOT / "SKILL.md", *sorted((ROOT / "references").glob("*.md"))]
+    for path in sources:
+        for command, rest in _NAMED.findall(path.read_text(encoding="utf-8")):
+            named.append((str(path.relative_to(ROOT)), command, rest))
+    return named
+
+
+def test_every_command_a_message_names_exists_with_the_flags_it_names():
+    """The advice in refusals and notes is written by hand (the rows are not): it may name only real commands.
+
+    Every backticked `loop.py COMMAND --flag …` in act/, SKILL.md and references/ names a command of the
+    command table, and each flag it names is one of that command's (``...`` and placeholders aside).
+    """
+    named = _named_commands()
+    assert len(named) > 50  # the scan finds the messages (a broken pattern would pass vacuously)
+    for where, command, rest in named:
+        assert command in COMMANDS, f"{where}: `loop.py {command}` is no command"
+        flags = {option for action in _subparser(command)._actions for option in action.option_strings}
+        for flag in _FLAG.findall(rest):
+            assert flag in flags, f"{where}: `loop.py {command}` has no {flag}"
