@@ -37,7 +37,7 @@ environment of the tests' own (the skill runs there as with any
 ``python3`` on PATH: ``-I -B``, the evaluator pin and every check intact).
 Each command runs in a process group of its own.
 
-``python -m tests.crash_points [--scenario NAME] [--match REGEX] [--stride N]``
+``python -m tests.crash_points [--scenario NAME] [--match REGEX] [--stride N [--offset K]]``
 prints the table of kill points that fail (exit 1 when any does), each
 named ``scenario #command-index command | write | phase`` with what failed,
 then the count by cause; ``--list`` names every kill point and runs none.
@@ -786,10 +786,12 @@ def sample(points: list[KillPoint], stride: int = SAMPLE_STRIDE) -> list[KillPoi
     return [point for point in kept if point in chosen]
 
 
-def select_points(points: list[KillPoint], stride: int = 1, match: str | None = None) -> Iterator[KillPoint]:
-    """Every ``stride``th kill point (of those whose name matches ``match``)."""
+def select_points(
+    points: list[KillPoint], stride: int = 1, match: str | None = None, offset: int = 0
+) -> Iterator[KillPoint]:
+    """Every ``stride``th kill point from the ``offset``th on (of those whose name matches ``match``)."""
     wanted = re.compile(match) if match else None
-    yield from [point for point in points if wanted is None or wanted.search(point.name)][::stride]
+    yield from [point for point in points if wanted is None or wanted.search(point.name)][offset::stride]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -799,6 +801,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), action="append", help="default: every scenario")
     parser.add_argument("--stride", type=int, default=1, help="run every Nth kill point only (default 1: all)")
+    parser.add_argument(
+        "--offset", type=int, default=0, help="with --stride: start at the Kth point (0 to N-1: together, every point)"
+    )
     parser.add_argument("--match", metavar="REGEX", help="run only the kill points whose name matches REGEX")
     parser.add_argument("--list", action="store_true", help="list the kill points of the baseline runs, run none")
     parser.add_argument("--keep", metavar="DIR", help="work in DIR (default: a temporary directory, removed)")
@@ -819,7 +824,7 @@ def main(argv: list[str] | None = None) -> int:
                     scenario,
                     work / name,
                     bin_directory,
-                    select=lambda points: select_points(points, arguments.stride, arguments.match),
+                    select=lambda points: select_points(points, arguments.stride, arguments.match, arguments.offset),
                     progress=sys.stderr,
                 )
             )

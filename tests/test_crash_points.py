@@ -286,6 +286,10 @@ def test_each_write_gives_a_kill_point_per_phase_and_a_scenario_may_start_at_its
     assert {p.command_index for p in finalization} == {2}
     sampled = crash_points.sample(points, stride=2)
     assert sampled == points[:4] + points[5:9]  # every state point but each second one; no finalizing point
+    # Strided runs with every offset together run each matching point exactly once.
+    state = [p for p in points if p.where == "state"]
+    parts = [list(crash_points.select_points(points, 3, r"\| state write", offset)) for offset in range(3)]
+    assert sorted(sum(parts, []), key=points.index) == state and all(parts)
 
 
 def test_the_table_names_each_failing_point_and_counts_the_causes():
