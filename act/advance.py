@@ -70,7 +70,8 @@ class _Advance:
         self.directory = ctx.state_dir()
         self.did: list[Output] = []
         self.seen: Output = {}  # what the person or the agent needs from the commands run so far
-        self.again = f"`loop.py next --state-dir {self.directory.path}`"
+        self.here = steps.Where(state_dir=self.directory.path)
+        self.again = steps.command("next", self.here)
 
     # -- running one command, in process --------------------------------------------------
 
@@ -151,7 +152,7 @@ class _Advance:
             if executed["next_operation"] is not None or pr_number is None:
                 raise _Stop(you_do=executed["next"], then=self.again, notify=True)  # not as planned: say so
             created = self.run("automation-create", pr=pr_number)
-            raise self.tool(created, then=f"`loop.py next --state-dir {self.directory.path} --id ID`")
+            raise self.tool(created, then=steps.command("next", self.here, "--id ID"))
         if automation.stage == "prompt-rejected":
             raise self.tool(self.run("automation-delete"))
         given = self.ctx.options.automation_id
@@ -162,7 +163,7 @@ class _Advance:
             verified = self.run("automation-prompt")
         if "payload" in verified:
             create = verified["payload"].get("mode") == "create"  # its answer comes back as --id ID
-            raise self.tool(verified, then=f"{self.again[:-1]} --id ID`" if create else None)
+            raise self.tool(verified, then=steps.command("next", self.here, "--id ID") if create else None)
         raise _Stop(
             you_do=f"nothing more now: the loop is live ({verified['outcome']}); end this turn",
             then=f"at every heartbeat: {self.again}",
@@ -314,8 +315,7 @@ class _Advance:
             self.forget()
             raise _Stop(
                 you_do="show the person the approval_summary; the wakeup is over. When they reply with the full "
-                f"hash, run `loop.py next --state-dir {self.directory.path} --approve HASH` with it, exactly as "
-                "they wrote it",
+                f"hash, run {steps.command('next', self.here, '--approve HASH')} with it, exactly as they wrote it",
                 then=f"at the next heartbeat: {self.again}",
                 notify=steps.notifies(action, step.act),
             )
@@ -346,8 +346,9 @@ class _Advance:
             return self.run("plan-remediation", reuse_pending=True)
         self.remember(action, index)
         raise _Stop(
-            you_do="read the findings and choose every file the fix edits; run `loop.py plan-remediation "
-            f"--state-dir {self.directory.path} --path P...` (the loop's validation commands carry over)",
+            you_do="read the findings and choose every file the fix edits; run "
+            f"{steps.command('plan-remediation', self.here, '--path P...')} (the loop's validation commands carry "
+            "over)",
             findings=[finding.as_dict() for finding in plans.bound_findings(self.directory, state)],
             then=f"{self.again}, unless plan-remediation answers await-approval: then show the person its "
             "approval_summary; the wakeup is over",

@@ -243,8 +243,7 @@ def _next(result: StateVerdict, directory: statedir.StateDir, key: str) -> str:
     ):
         return (
             f"a remediation plan for this request is pending ({pending.plan_hash[:8]}...): rebuild it with "
-            f"`loop.py plan-remediation --state-dir {directory.path} --reuse-pending`, or choose again: "
-            + steps.row(action, here)
+            f"{steps.command('plan-remediation', here, '--reuse-pending')}, or choose again: " + steps.row(action, here)
         )
     return steps.row(action, here)
 
