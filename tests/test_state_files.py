@@ -248,3 +248,30 @@ def test_record_claim_takes_only_a_comment_id_the_wakeup_model_accepts(capsys, w
         )
         assert refusal["errors"][0]["code"] == "usage-error" and "--comment-id" in refusal["errors"][0]["message"]
     assert not (made["dir"] / "wakeup.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("facts", "pointer"),
+    [
+        ({"staging_begun": "yes"}, "/plans/0/facts/staging_begun"),
+        ({"edit_baseline": {"a": None}}, "/plans/0/facts/edit_baseline"),
+        ({"edit_baseline": [{"path": "a", "sha256": "zz"}]}, "/plans/0/facts/edit_baseline/0/sha256"),
+        ({"edit_baseline": [{"path": "../x", "sha256": None}]}, "/plans/0/facts/edit_baseline/0/path"),
+        ({"edit_baseline": [{"path": "a"}]}, "/plans/0/facts/edit_baseline/0/sha256"),
+    ],
+)
+def test_the_ledgers_write_ahead_facts_are_checked_like_every_other(tmp_path, facts, pointer):
+    """``staging_begun`` and ``edit_baseline`` may be absent (older ledgers); present, they are strict."""
+    from act.core import statedir
+    from act.core.errors import ActError
+    from act.core.state_models import ExecutionLedger
+
+    directory = statedir.StateDir.create(str(tmp_path / "run"))
+    ledger = good_ledger()
+    directory.write("execution.json", ledger)
+    assert directory.read_model("execution.json", ExecutionLedger).plans[0].facts.staging_begun is False
+    ledger["plans"][0]["facts"].update(facts)
+    directory.write("execution.json", ledger)
+    with pytest.raises(ActError) as refused:
+        directory.read_model("execution.json", ExecutionLedger)
+    assert (refused.value.code, refused.value.path) == ("state-file-invalid", pointer)
